@@ -1,0 +1,14 @@
+"""om: observational memory for coding agents.
+
+The package is import-light on purpose: hooks import `om` on every Codex event,
+so nothing here may pull in more than the standard library's cheapest modules.
+"""
+
+__version__ = "0.1.0"
+
+#: CLI contract version this runtime speaks (``check-compatibility --protocol``).
+PROTOCOL_VERSION = 1
+#: On-disk ledger schema version (meta key ``version``).
+LEDGER_SCHEMA = 1
+#: Clients with an adapter in this runtime.
+CLIENTS = ("codex",)

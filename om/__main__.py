@@ -1,0 +1,5 @@
+import sys
+
+from om.cli import main
+
+sys.exit(main())

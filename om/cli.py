@@ -1,0 +1,203 @@
+"""Command line: parse, dispatch, and map errors to exit codes in one place.
+
+Invariant: this is the only module that prints to stdout/stderr or decides an
+exit status. Everything it calls returns data or raises `om.errors.OmError`.
+Handlers import their modules lazily so that a command pays only for itself.
+"""
+
+import os
+import sys
+
+from om import __version__
+from om.errors import OmError, UsageError
+
+STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
+
+
+def _parser():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        # argparse exits 2 on bad usage, and Codex reads exit 2 as "block".
+        def error(self, message):
+            raise UsageError(f"{self.prog}: {message}")
+
+    p = Parser(prog="om", description="Observational memory for coding agents.")
+    p.add_argument("--version", action="version", version=f"om {__version__}")
+    p.add_argument("--store", help=f"store directory (default: ${STORE_ENV})")
+    p.add_argument("--session", help="session identity")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    def cmd(name, help_):
+        return sub.add_parser(name, help=help_, description=help_)
+
+    cmd("capabilities", "print version, protocol and clients as JSON (no store)")
+    c = cmd("check-compatibility", "exit 0 when this runtime speaks a protocol for a client")
+    c.add_argument("--protocol", required=True)
+    c.add_argument("--client", required=True)
+    cmd("capture", "record one source read as {kind,text,key} JSON on stdin")
+    cmd("pending", "print evidence not yet covered by a checkpoint")
+    cmd("apply", "apply a checkpoint read as JSON on stdin")
+    cmd("status", "print the session's ledger status")
+    cmd("prime", "print prepared memory for a fresh context")
+    v = cmd("view", "print quoted active memory (at most 12,000 bytes)")
+    v.add_argument("--all", action="store_true", help="JSON of every entry, active and retired")
+    r = cmd("recall", "print an entry or source with its evidence")
+    r.add_argument("id")
+    cmd("pause", "pause automatic capture by client adapters")
+    cmd("resume", "resume automatic capture")
+    f = cmd("fork", "copy this session's ledger into a new session")
+    f.add_argument("--to-session", required=True)
+    i = cmd("import", "import another session's memory into this uncheckpointed session")
+    i.add_argument("--from-store", required=True)
+    i.add_argument("--from-session", required=True)
+    h = cmd("hook", "handle one client hook event on stdin (fails open)")
+    h.add_argument("--client", required=True, choices=["codex"])
+    return p
+
+
+def _store_path(args):
+    store = args.store if args.store is not None else os.environ.get(STORE_ENV)
+    if not store:
+        raise UsageError(f"om: --store is required (or set {STORE_ENV})")
+    return store
+
+
+def _session(args):
+    if args.session is None:
+        raise UsageError("om: --session is required for this command")
+    return args.session
+
+
+def _json_out(value):
+    from om.jsonio import dumps_pretty
+
+    return dumps_pretty(value) + "\n"
+
+
+def _read_stdin():
+    from om.jsonio import read_stdin_limited
+
+    return read_stdin_limited(sys.stdin.buffer)
+
+
+def _open(args):
+    from om.ledger import Ledger
+
+    return Ledger.open(_store_path(args), _session(args))
+
+
+def _run(args):
+    """Return the text to print on success (or None)."""
+    command = args.command
+    if command == "capabilities":
+        from om import CLIENTS, LEDGER_SCHEMA, PROTOCOL_VERSION
+
+        return _json_out(
+            {
+                "version": __version__,
+                "protocol_version": PROTOCOL_VERSION,
+                "ledger_schema": LEDGER_SCHEMA,
+                "clients": list(CLIENTS),
+            }
+        )
+    if command == "check-compatibility":
+        from om import CLIENTS, PROTOCOL_VERSION
+        from om.errors import OmError as Incompatible
+
+        ok = args.protocol.strip() == str(PROTOCOL_VERSION) and args.client in CLIENTS
+        if not ok:
+            raise Incompatible(
+                f"om: incompatible: protocol {args.protocol!r} for client {args.client!r} "
+                f"(this runtime speaks protocol {PROTOCOL_VERSION} for {', '.join(CLIENTS)})"
+            )
+        return _json_out({"compatible": True})
+    if command == "hook":
+        from om.codex.hook import run_hook
+
+        # The hook owns its own output and never raises past this point.
+        return run_hook(_store_path(args), sys.stdin.buffer, sys.stderr)
+    if command == "capture":
+        from om.jsonio import parse_capture
+
+        request = parse_capture(_read_stdin())
+        with _open(args) as ledger:
+            return _json_out({"source_id": ledger.capture(**request)})
+    if command == "apply":
+        from om.jsonio import parse_checkpoint
+
+        checkpoint = parse_checkpoint(_read_stdin())
+        with _open(args) as ledger:
+            return _json_out(ledger.apply(checkpoint))
+    if command == "pending":
+        with _open(args) as ledger:
+            return _json_out(ledger.pending())
+    if command == "status":
+        with _open(args) as ledger:
+            return _json_out(ledger.status())
+    if command in ("pause", "resume"):
+        with _open(args) as ledger:
+            return _json_out(ledger.set_paused(command == "pause"))
+    if command == "view":
+        with _open(args) as ledger:
+            if args.all:
+                return _json_out(ledger.entries())
+            from om.render import render_view
+
+            return render_view(ledger.entries(active_only=True))
+    if command == "prime":
+        from om.render import render_prime
+
+        with _open(args) as ledger:
+            return render_prime(ledger.status(), ledger.store, ledger.entries(active_only=True))
+    if command == "recall":
+        with _open(args) as ledger:
+            return _json_out(ledger.recall(args.id))
+    if command == "fork":
+        from om.transfer import fork
+
+        return _json_out(fork(_store_path(args), _session(args), args.to_session))
+    if command == "import":
+        from om.transfer import import_session
+
+        return _json_out(
+            import_session(_store_path(args), _session(args), args.from_store, args.from_session)
+        )
+    raise UsageError("om: a command is required (see om --help)")
+
+
+def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    try:
+        args = _parser().parse_args(argv)
+        out = _run(args)
+    except OmError as e:
+        _emit_error(str(e))
+        return e.exit_code
+    except KeyboardInterrupt:
+        _emit_error("om: interrupted")
+        return 130
+    except SystemExit as e:
+        # argparse's --help and --version: keep their output, never exit 2.
+        code = e.code if isinstance(e.code, int) else 0
+        return 64 if code == 2 else code
+    except Exception as e:  # a bug: still one line, never a traceback
+        _emit_error(f"om: internal error: {type(e).__name__}: {e}".splitlines()[0])
+        return 70
+    if out:
+        try:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return 0
+    return 0
+
+
+def _emit_error(message):
+    line = " ".join(str(message).split("\n")).strip() or "om: error"
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except Exception:
+        pass
