@@ -70,9 +70,9 @@ def _session(args):
 
 
 def _json_out(value):
-    from om.jsonio import dumps_pretty
+    from om.jsonio import dumps
 
-    return dumps_pretty(value) + "\n"
+    return dumps(value) + "\n"
 
 
 def _read_stdin():
