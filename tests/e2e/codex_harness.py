@@ -244,3 +244,13 @@ def thread_id(events):
         if e.get("type") == "thread.started":
             return e["thread_id"]
     raise AssertionError(f"no thread.started event in {events[:5]}")
+
+
+def om(store, session, *args, input=None):
+    """Run this repository's `om` against a store, as the agent would; return the process."""
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
+                          input=input, capture_output=True, text=True, env=env, timeout=60)
