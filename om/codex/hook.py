@@ -203,7 +203,7 @@ def _is_own_call(ledger, command):
     from om.codex.command import ledger_argv
     from om.codex.selfcapture import is_ledger_call
 
-    return is_ledger_call(command, ledger_argv(ledger.store, ledger.session)[:-4], ledger.store, ledger.session)
+    return is_ledger_call(command, ledger_argv(ledger.store, ledger.session), ledger.store, ledger.session)
 
 
 # -- Stop -----------------------------------------------------------------------

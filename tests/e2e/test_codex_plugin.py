@@ -111,3 +111,124 @@ def _sources(home, session):
     database = ledger(home, session, "status")["database"]
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
         return [json.loads(body) for (body,) in conn.execute("SELECT body FROM sources ORDER BY seq")]
+
+
+def test_after_auto_compaction_the_session_start_context_alone_leads_the_model_back_to_its_memory(codex):
+    observation = "The marker command printed marker-c0de; keep using echo for markers."
+    checkpointing = checkpointing_model("echo marker-c0de", observation,
+                                        apply_usage={"input_tokens": 90000, "total_tokens": 90000})
+
+    def script(request):
+        compacted = [m for m in request.messages("developer") if "just compacted" in m]
+        if request.is_compaction or not compacted:
+            return checkpointing(request)
+        command = ledger_command_in(compacted[-1])
+        if not [out for _, out in request.tool_outputs() if "# om prime" in out]:
+            return shell(f"{command} prime")
+        return say("Memory recovered after compaction.")
+
+    home = codex(script)
+    home.setup(top="model_auto_compact_token_limit = 1000\nmodel_context_window = 100000\n")
+    rc, events, err = home.exec("Print the marker with the shell", env=CHECKPOINT_ENV)
+    assert rc == 0, err[-2000:]
+    session = thread_id(events)
+    assert ledger(home, session, "view", "--all")[0]["text"] == observation
+
+    requests = home.model.requests
+    compaction = next(i for i, r in enumerate(requests) if r.is_compaction)
+    first_after = requests[compaction + 1]
+    (context,) = [m for m in first_after.messages("developer") if "Ledger command" in m]
+    assert "just compacted" in context and " prime" in context
+    assert not any(HOOK_PROMPT in json.dumps(item) for item in first_after.items)  # Codex dropped it
+    command = ledger_command_in(context)
+    assert shlex.split(command)[-1] == session
+    prime_output = [out for _, out in requests[-1].tool_outputs() if "# om prime" in out][-1]
+    assert observation in prime_output
+    assert agent_messages(events)[-1] == "Memory recovered after compaction."
+
+
+def test_a_pause_prompt_stops_capture_but_explicit_capture_still_works(codex):
+    def script(request):
+        if not request.tool_outputs():
+            return shell("echo secret-9d1e")
+        return say("Done quietly.")
+
+    home = codex(script)
+    home.setup()
+    rc, events, err = home.exec("[om:pause] print the secret with the shell", env=CHECKPOINT_ENV)
+    assert rc == 0, err[-2000:]
+    session = thread_id(events)
+    assert any("paused" in m for m in home.model.requests[0].messages("developer"))
+
+    rc, events, err = home.exec("and print it once more", env=CHECKPOINT_ENV, resume=session)
+    assert rc == 0, err[-2000:]
+    status = ledger(home, session, "status")
+    assert status["paused"] is True and status["pending_sources"] == 0 and status["through"] == 0
+    assert not any(HOOK_PROMPT in r.raw for r in home.model.requests)
+
+    note = json.dumps({"kind": "user", "text": "Remember: explicit note while paused.", "key": "manual"})
+    source_id = ledger(home, session, "capture", input=note)["source_id"]
+    assert [s["id"] for s in ledger(home, session, "pending")["sources"]] == [source_id]
+
+
+def test_an_interrupted_turn_leaves_its_evidence_pending_for_the_next_session(codex):
+    def script(request):
+        if "resumed-after-interrupt" in request.raw:
+            return say("Resumed.")
+        return say("too late", delay_s=8)
+
+    home = codex(script)
+    home.setup()
+    rc, events, err = home.exec("Take your time with this", env=CHECKPOINT_ENV, timeout=60,
+                                interrupt_after=lambda: len(home.model.requests) >= 1)
+    assert rc != 0  # codex exec reports the interrupted turn as a failure
+    session = thread_id(events)
+    status = ledger(home, session, "status")
+    assert status["pending_sources"] == 1 and status["through"] == 0
+    (source,) = ledger(home, session, "pending")["sources"]
+    assert source["kind"] == "user" and source["text"] == "Take your time with this"
+
+    rc, events, err = home.exec("resumed-after-interrupt", resume=session)
+    assert rc == 0, err[-2000:]
+    resumed = [r for r in home.model.requests if "resumed-after-interrupt" in r.raw][0]
+    (context,) = [m for m in resumed.messages("developer") if "Ledger command" in m and "Pending sources: 1 " in m]
+    assert "prime" in context
+
+
+BREAKAGES = {
+    "the store path is a regular file": lambda data: data.write_text("not a directory"),
+    "the remembered interpreter exits 2": lambda data: (
+        data.mkdir(parents=True),
+        (data / "fake-python").write_text(f"#!/bin/sh\necho ran >> '{data}/fake-python.log'\n"
+                                          "echo 'cannot open file' >&2\nexit 2\n"),
+        (data / "fake-python").chmod(0o755),
+        (data / ".om-python").write_text(f"{data / 'fake-python'}\n"),
+    ),
+}
+
+
+def _break_store(home, how):
+    home.data_dir.parent.mkdir(parents=True, exist_ok=True)
+    BREAKAGES[how](home.data_dir)
+
+
+def test_a_broken_store_never_breaks_the_codex_turn(codex):
+    for how in BREAKAGES:
+        def script(request):
+            if not request.tool_outputs():
+                return shell("echo still-working")
+            return say("Finished despite the memory store.")
+
+        home = codex(script)
+        home.setup()
+        _break_store(home, how)
+        rc, events, err = home.exec("Print still-working with the shell", env=CHECKPOINT_ENV)
+        assert rc == 0, (how, err[-2000:])
+        assert agent_messages(events) == ["Finished despite the memory store."], how
+        requests = home.model.requests
+        assert len(requests) == 2, how
+        assert "Print still-working with the shell" in requests[0].raw, how
+        assert "still-working" in json.dumps(requests[1].tool_outputs()), how
+        assert not any(HOOK_PROMPT in r.raw for r in requests), how
+        if home.data_dir.is_dir():  # the hooks did run, and their exit 2 blocked nothing
+            assert len((home.data_dir / "fake-python.log").read_text().split()) >= 4, how
