@@ -3,11 +3,14 @@
 Every response is validated against the output schema embedded in Codex 0.169.0.
 """
 
+import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import zipapp
 from pathlib import Path
 
 import jsonschema
@@ -310,3 +313,57 @@ def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
     fake.chmod(0o755)
     (hook.data / ".om-python").write_text(f"{fake}\n")
     assert set(hook(stop("bye"))) == {"systemMessage"}
+
+
+def _plugin_copy(tmp_path):
+    root = tmp_path / "plugin"
+    for part in ("hooks", "bin", "om"):
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _pin(root, tmp_path, version="9.1.0", tamper=False):
+    """Ship a zipapp of this source as the plugin's pinned release asset."""
+    staging = tmp_path / "staging"
+    shutil.copytree(ROOT / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "runtime").mkdir()
+    asset = root / "runtime" / f"om-{version}.pyz"
+    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:main")
+    digest = hashlib.sha256(asset.read_bytes()).hexdigest()
+    if tamper:
+        asset.write_bytes(asset.read_bytes() + b"tampered")
+    (root / "plugin-pins.json").write_text(json.dumps(
+        {"schema": 1, "version": version, "protocol": 1, "asset": asset.name, "sha256": digest}))
+    return asset
+
+
+def _launch(root, data, payload):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
+    env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(data), OM_CHECKPOINT_TURNS="1")
+    proc = subprocess.run(["/bin/sh", "-c", f'sh "{root}/hooks/om-hook" || true'], input=json.dumps(payload).encode(),
+                          capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0
+    return json.loads(proc.stdout) if proc.stdout.strip() else None
+
+
+def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_advertised(tmp_path):
+    root = _plugin_copy(tmp_path)
+    _pin(root, tmp_path)
+    data = tmp_path / "data"
+    context = context_of(_launch(root, data, start()))
+    installed = data / "runtime" / "9.1.0" / "om-9.1.0.pyz"
+    assert installed.is_file() and (installed.parent / ".observational-memory-managed").is_file()
+    assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed)]
+    assert f" {installed} --store " in context
+    # later events run the verified copy: the turn's reply is captured and a checkpoint asked for
+    assert f" {installed} --store " in _launch(root, data, stop("bye"))["reason"]
+
+
+def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
+    root = _plugin_copy(tmp_path)
+    _pin(root, tmp_path, tamper=True)
+    data = tmp_path / "data"
+    context = context_of(_launch(root, data, start()))
+    assert not (data / "runtime" / "active").exists()
+    assert not (data / "runtime" / "9.1.0" / "om-9.1.0.pyz").exists()
+    assert f" {root}/bin/om --store " in context  # the bundled runtime took over
