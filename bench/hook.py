@@ -88,9 +88,18 @@ def main():
             env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
             env.update(PLUGIN_ROOT=ROOT, PLUGIN_DATA=store)
             base, hooks = [], {name: [] for name in ("UserPromptSubmit", "PostToolUse", "Stop")}
+            # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
+            hooks["sqlite insert floor"] = []
+            floor = os.path.join(store, "floor.sqlite3")
+            floor_argv = [python, "-I", "-S", "-c",
+                          "import _sqlite3 as s; c = s.connect(%r, isolation_level=None); "
+                          "c.execute('PRAGMA synchronous=FULL'); c.execute('CREATE TABLE IF NOT EXISTS t(x)'); "
+                          "c.execute('BEGIN IMMEDIATE'); c.execute('INSERT INTO t VALUES (1)'); "
+                          "c.execute('COMMIT')" % floor]
             for i in range(args.runs):
+                hooks["sqlite insert floor"].append(timed(floor_argv))
                 payloads = events(i)
-                for name in hooks:
+                for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
                     command = registered[name][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", ROOT)
                     payload = json.dumps(payloads[name]).encode()
                     hooks[name].append(timed(["/bin/sh", "-c", command], payload, env))
@@ -99,10 +108,10 @@ def main():
         for label, (base, hooks) in results.items():
             median_base = statistics.median(base)
             print(f"\n{label} ({args.runs} runs each, interleaved)")
-            print(f"  {'baseline':17} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
+            print(f"  {'baseline':19} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
             for name, values in hooks.items():
                 median = statistics.median(values)
-                print(f"  {name:17} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
+                print(f"  {name:19} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
                       f"  ratio median {median / median_base:4.2f}x  p95 {p95(values) / median_base:4.2f}x")
 
 

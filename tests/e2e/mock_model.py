@@ -99,11 +99,14 @@ class MockModel:
 
             def _send(self, status, data, ctype):
                 data = data.encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client went away (an interrupted turn)
 
             def do_GET(self):
                 self._send(404, '{"error":{"message":"not served by the mock"}}', "application/json")

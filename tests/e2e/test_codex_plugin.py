@@ -7,7 +7,8 @@ received.
 import json
 import shlex
 import sqlite3
-import threading
+
+import pytest
 
 from codex_harness import agent_messages, om, thread_id
 from mock_model import say, shell
@@ -75,9 +76,22 @@ def ledger(home, session, *args, input=None):
     return json.loads(result.stdout)
 
 
-def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(codex):
+def workspace_write(home, writable_store):
+    """The sandbox a careful user runs: only the workspace, plus the store when granted."""
+    roots = json.dumps([str(home.data_dir)] if writable_store else [])
+    return ("\n[sandbox_workspace_write]\n"
+            f"writable_roots = {roots}\n"
+            "exclude_slash_tmp = true\n"
+            "exclude_tmpdir_env_var = true\n")
+
+
+@pytest.mark.parametrize("sandbox", ["workspace-write with the store in writable_roots", "danger-full-access"])
+def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(codex, sandbox):
     home = codex(checkpointing_model("echo marker-7f3a", "Printing the marker works: echo printed marker-7f3a."))
-    home.setup(sandbox="danger-full-access")
+    if sandbox == "danger-full-access":
+        home.setup(sandbox="danger-full-access")
+    else:
+        home.setup(sandbox="workspace-write", top=workspace_write(home, writable_store=True))
     rc, events, err = home.exec("Print the marker with the shell", env=CHECKPOINT_ENV)
     assert rc == 0, err[-2000:]
     session = thread_id(events)
@@ -104,6 +118,17 @@ def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(c
     texts = [s["text"] for s in _sources(home, session)]
     assert "Print the marker with the shell" in texts
     assert not any(" pending" in t or " apply" in t for t in texts if "--session" in t)
+
+
+def test_without_the_store_in_writable_roots_the_sandboxed_agent_cannot_apply(codex):
+    home = codex(checkpointing_model("echo marker-5e1f", "This observation cannot be written."))
+    home.setup(sandbox="workspace-write", top=workspace_write(home, writable_store=False))
+    rc, events, err = home.exec("Print the marker with the shell", env=CHECKPOINT_ENV)
+    assert rc == 0, err[-2000:]
+    session = thread_id(events)
+    assert ledger(home, session, "view", "--all") == []
+    apply_output = home.model.requests[-1].tool_outputs()[-1][1]
+    assert "om:" in apply_output and ("read-only" in apply_output.lower() or "readonly" in apply_output.lower())
 
 
 def _sources(home, session):
