@@ -148,7 +148,8 @@ class Ledger:
     def transaction(self, mode="IMMEDIATE"):
         return _Transaction(self.conn, mode)
 
-    def _read(self):
+    def reading(self):
+        """A consistent read snapshot (BEGIN DEFERRED), for several queries."""
         return _Transaction(self.conn, "DEFERRED")
 
     # -- meta ---------------------------------------------------------------
@@ -211,7 +212,7 @@ class Ledger:
     # -- pending and status ---------------------------------------------------
 
     def pending(self):
-        with self._read():
+        with self.reading():
             cursor = self.cursor()
             sources, through, total = [], cursor, 0
             for seq, body in self.conn.execute(
@@ -236,7 +237,7 @@ class Ledger:
         return count, chars, oldest
 
     def status(self):
-        with self._read():
+        with self.reading():
             meta = dict(
                 self.conn.execute(
                     "SELECT key, value FROM meta WHERE key IN"
@@ -278,10 +279,32 @@ class Ledger:
             sql += " WHERE active = 1"
         return [_entry(*row) for row in self.conn.execute(sql + " ORDER BY seq")]
 
+    def view_candidates(self):
+        """Active entries as `(floor, load)` pairs in view priority order (see om.render.select).
+
+        SQLite ranks the rows and measures each text, so only entries that may
+        still fit the budget are ever parsed.
+        """
+        from om.render import line_floor
+
+        rows = self.conn.execute(
+            "SELECT seq, id, body, retirement, length(CAST(json_extract(body, '$.text') AS BLOB)) AS size,"
+            " CASE json_extract(body, '$.importance') WHEN 'critical' THEN 0 WHEN 'high' THEN 1"
+            " WHEN 'low' THEN 3 ELSE 2 END AS rank"
+            " FROM entries WHERE active = 1 ORDER BY rank, substr(id, 1, 2) = 'o-', seq DESC"
+        )
+        for seq, entry_id, body, retirement, size, _ in rows:
+            yield line_floor(entry_id, size or 0), (
+                lambda s=seq, i=entry_id, b=body, r=retirement: _entry(s, i, b, 1, r)
+            )
+
+    def active_count(self):
+        return self.conn.execute("SELECT count(*) FROM entries WHERE active = 1").fetchone()[0]
+
     def recall(self, item_id):
         if not isinstance(item_id, str) or not item_id:
             raise InputError("om: recall needs an id")
-        with self._read():
+        with self.reading():
             if item_id.startswith("s-"):
                 row = self.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (item_id,)).fetchone()
                 if row is None:
