@@ -15,8 +15,13 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
+
+from mock_model import MockModel
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKETPLACE = "observational-memory"
@@ -248,9 +253,37 @@ def thread_id(events):
 
 def om(store, session, *args, input=None):
     """Run this repository's `om` against a store, as the agent would; return the process."""
-    import sys
-
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.run([sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
                           input=input, capture_output=True, text=True, env=env, timeout=60)
+
+
+# -- pytest fixtures (imported by the e2e test modules; a conftest.py here would shadow
+#    the root conftest module that other tests import from) --------------------------
+
+
+@pytest.fixture(scope="session")
+def codex_bin():
+    return codex_binary()
+
+
+@pytest.fixture(scope="session")
+def marketplace(tmp_path_factory):
+    return export_marketplace(tmp_path_factory.mktemp("marketplace"))
+
+
+@pytest.fixture
+def codex(codex_bin, marketplace, tmp_path):
+    """`codex(script)` -> a CodexHome wired to a MockModel serving `script`."""
+    models = []
+
+    def make(script):
+        model = MockModel(script).start()
+        models.append(model)
+        return CodexHome(codex_bin, tmp_path / f"codex{len(models)}", marketplace, model)
+
+    yield make
+    for model in models:
+        model.stop()
+        assert not model.errors, model.errors

@@ -10,8 +10,10 @@ import sqlite3
 
 import pytest
 
-from codex_harness import agent_messages, om, thread_id
+from codex_harness import agent_messages, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell
+
+pytestmark = pytest.mark.e2e
 
 HOOK_PROMPT = "<hook_prompt"
 CHECKPOINT_ENV = {"OM_CHECKPOINT_TURNS": "1"}
