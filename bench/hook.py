@@ -22,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 SOURCES = 10_000
 SESSION = "bench-session"
+HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder", "enum", "sqlite3", "datetime"}
 
 
 def real_interpreter():
@@ -105,6 +106,15 @@ def main():
                     hooks[name].append(timed(["/bin/sh", "-c", command], payload, env))
                     base.append(timed(baseline_argv))
             results[label] = (base, hooks)
+        store = os.path.join(tmp, "store-10")
+        print("\nheavy modules imported by the hook process (python -X importtime):")
+        for name, payload in events(10_000).items():
+            proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "bin", "om"),
+                                   "--store", store, "hook", "--client", "codex"],
+                                  input=json.dumps(payload).encode(), capture_output=True)
+            loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()}
+            heavy = sorted(loaded & HEAVY)
+            print(f"  {name:17} {', '.join(heavy) or 'none'}")
         for label, (base, hooks) in results.items():
             median_base = statistics.median(base)
             print(f"\n{label} ({args.runs} runs each, interleaved)")
