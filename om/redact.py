@@ -96,13 +96,13 @@ _RULES = (
     ("authorization", None,
      r"(?i)\b(authorization\\?[\"']?" + _WS + r"*[:=][\t ]*\\?[\"']?)"
      r"(?:([A-Za-z][A-Za-z0-9_.+-]{0,40})[\t ]+)?"
-     r"([^\t\n\f\r \"'\\`,;<>]{1,4096})", "authorization"),
+     r"([^\t\n\f\r \"'\\`,;<>]+)", "authorization"),
     ("assignment", None,
      r"(?i)(?<![A-Za-z0-9_.-])"
      r"([A-Za-z0-9_.-]{0,64}?(?:secret|token|pass|pwd|key|credential)[A-Za-z0-9_.-]{0,64})"
      r"\\?[\"']?[\t ]*(?::=|=>|[:=])[\t ]*"
-     r"(?:\\?\"([^\"\\\r\n]{1,4096})\\?\"|'([^'\\\r\n]{1,4096})'"
-     r"|([^\t\n\f\r \"'\\`,;&|<>(){}\[\]]{1,4096}))", "assignment"),
+     r"(?:\\?\"([^\"\\\r\n]+)\\?\"|'([^'\\\r\n]+)'"
+     r"|([^\t\n\f\r \"'\\`,;&|<>(){}\[\]]+))", "assignment"),
 )
 
 _ASSIGNMENT_WORDS = ("secret", "token", "pass", "pwd", "key", "credential")
@@ -156,10 +156,36 @@ def redact(text):
     hits = _triggered(text)
     if not hits:
         return text
-    for name, compiled, replace in _rules():
+    for name, compiled, decide in _rules():
         if name in hits:
-            text = compiled.sub(replace, text)
+            if decide is None:
+                text = compiled.sub(MARKER, text)
+            else:
+                text = _sub(compiled, decide, text)
     return text
+
+
+def _sub(pattern, decide, text):
+    """Like ``pattern.sub`` with a judge: ``decide(match)`` names the group to
+    replace, or None to keep the match. A kept match is rescanned from the end
+    of its group 1, so a secret inside a kept value is still found."""
+    parts = []
+    last = pos = 0
+    while True:
+        match = pattern.search(text, pos)
+        if match is None:
+            break
+        group = decide(match)
+        if group is None:
+            pos = match.end(1)
+            continue
+        parts.append(text[last:match.start(group)])
+        parts.append(MARKER)
+        last = pos = match.end(group)
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def _rules():
@@ -168,7 +194,7 @@ def _rules():
         import re
 
         replacers = {
-            None: MARKER,
+            None: None,
             "url": _replace_url,
             "authorization": _replace_authorization,
             "assignment": _replace_assignment,
@@ -180,18 +206,8 @@ def _rules():
     return _compiled
 
 
-def _splice(match, group):
-    """The whole match with one group's span replaced by the marker."""
-    start = match.start(group) - match.start()
-    end = match.end(group) - match.start()
-    whole = match.group(0)
-    return whole[:start] + MARKER + whole[end:]
-
-
 def _replace_url(match):
-    if _is_reference(match.group(3)):
-        return match.group(0)
-    return _splice(match, 3)
+    return None if _is_reference(match.group(3)) else 3
 
 
 _AUTH_SCHEMES = frozenset((
@@ -205,22 +221,18 @@ def _replace_authorization(match):
     scheme, credential = match.group(2), match.group(3)
     if scheme is not None:
         if _is_reference(credential):
-            return match.group(0)
+            return None
         if scheme.lower() in _AUTH_SCHEMES or looks_like_secret(credential):
-            return _splice(match, 3)
-        if looks_like_secret(scheme):
-            return _splice(match, 2)
-        return match.group(0)
-    if looks_like_secret(credential):
-        return _splice(match, 3)
-    return match.group(0)
+            return 3
+        return 2 if looks_like_secret(scheme) else None
+    return 3 if looks_like_secret(credential) else None
 
 
 def _replace_assignment(match):
     group = 2 if match.group(2) is not None else 3 if match.group(3) is not None else 4
     if is_secret_name(match.group(1)) and looks_like_secret(match.group(group)):
-        return _splice(match, group)
-    return match.group(0)
+        return group
+    return None
 
 
 _NAME_WORDS = frozenset((
@@ -248,14 +260,20 @@ _DESCRIPTIVE_HEADS = frozenset(("max", "min", "num", "total"))
 
 
 def _name_words(name):
-    import re
+    """``DB_password``, ``dbPassword``, ``DB-PASSWORD`` -> ``["db", "password"]``."""
+    return [w.lower() for w in _name_word_pattern().findall(name)]
 
-    words = []
-    for part in re.split(r"[_.\-]+", name):
-        words.extend(
-            w.lower() for w in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", part)
-        )
-    return words
+
+_word_pattern = None
+
+
+def _name_word_pattern():
+    global _word_pattern
+    if _word_pattern is None:
+        import re
+
+        _word_pattern = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", re.ASCII)
+    return _word_pattern
 
 
 def is_secret_name(name):
