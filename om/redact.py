@@ -79,7 +79,7 @@ _RULES = (
     ("sk_gh", None,
      r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,})\b", None),
     ("bearer", None,
-     r"(?i)\bbearer" + _WS + r"+[A-Za-z0-9._~+/-]+=*", None),
+     r"\bbearer" + _WS + r"+[A-Za-z0-9._~+/-]+=*", "whole"),
     ("github_pat", "github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{20,}", None),
     ("aws", None, r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", None),
     ("slack", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", None),
@@ -94,12 +94,14 @@ _RULES = (
      r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}://)([^\t\n\f\r /?#@:\"'<>]{0,256}):"
      r"([^\t\n\f\r /?#\"'<>]{1,1024})@", "url"),
     ("authorization", None,
-     r"(?i)\b(authorization\\?[\"']?" + _WS + r"*[:=][\t ]*\\?[\"']?)"
+     r"\b(authorization\\?[\"']?" + _WS + r"*[:=][\t ]*\\?[\"']?)"
      r"(?:([A-Za-z][A-Za-z0-9_.+-]{0,40})[\t ]+)?"
      r"([^\t\n\f\r \"'\\`,;<>]+)", "authorization"),
+    # Anchored on the keyword, not the name start: a leading run of name
+    # characters would make the engine try every offset of every identifier.
+    # The name's head is found by walking back (see _replace_assignment).
     ("assignment", None,
-     r"(?i)(?<![A-Za-z0-9_.-])"
-     r"([A-Za-z0-9_.-]{0,64}?(?:secret|token|pass|pwd|key|credential)[A-Za-z0-9_.-]{0,64})"
+     r"((?:secret|token|pass|pwd|key|credential)[A-Za-z0-9_.-]{0,64})"
      r"\\?[\"']?[\t ]*(?::=|=>|[:=])[\t ]*"
      r"(?:\\?\"([^\"\\\r\n]+)\\?\"|'([^'\\\r\n]+)'"
      r"|([^\t\n\f\r \"'\\`,;&|<>(){}\[\]]+))", "assignment"),
@@ -115,21 +117,24 @@ def _triggered(text):
     hits = set()
     if "-----BEGIN" in text:
         hits.add("pem")
-    if "sk-" in text or "ghp_" in text or "gho_" in text or "ghu_" in text \
-            or "ghs_" in text or "ghr_" in text:
+    underscore = "_" in text
+    if "sk-" in text or underscore and (
+            "ghp_" in text or "gho_" in text or "ghu_" in text or "ghs_" in text
+            or "ghr_" in text):
         hits.add("sk_gh")
-    if "github_pat_" in text:
-        hits.add("github_pat")
+    if underscore:
+        if "github_pat_" in text:
+            hits.add("github_pat")
+        if "k_live_" in text or "k_test_" in text:
+            hits.add("stripe")
+        if "npm_" in text:
+            hits.add("npm")
     if "AKIA" in text or "ASIA" in text or "ABIA" in text or "ACCA" in text:
         hits.add("aws")
     if "xox" in text:
         hits.add("slack")
-    if "k_live_" in text or "k_test_" in text:
-        hits.add("stripe")
     if "AIza" in text:
         hits.add("google")
-    if "npm_" in text:
-        hits.add("npm")
     if "pypi-" in text:
         hits.add("pypi")
     if "hvs." in text:
@@ -165,17 +170,33 @@ def redact(text):
     return text
 
 
+def _ascii_lower(text):
+    """Lowercase ASCII letters only, so offsets still match ``text``.
+
+    The case-insensitive rules search this copy with case-sensitive patterns:
+    the same matches as ``re.IGNORECASE | re.ASCII``, several times faster."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
 def _sub(pattern, decide, text):
-    """Like ``pattern.sub`` with a judge: ``decide(match)`` names the group to
-    replace, or None to keep the match. A kept match is rescanned from the end
-    of its group 1, so a secret inside a kept value is still found."""
+    """Like ``pattern.sub`` with a judge: ``decide(match, text)`` names the
+    group to replace, or None to keep the match. Matching runs on the
+    ASCII-lowered copy; names and values are read from ``text``. A kept match
+    is rescanned from the end of its group 1, so a secret inside a kept value
+    is still found."""
+    haystack = _ascii_lower(text)
     parts = []
     last = pos = 0
     while True:
-        match = pattern.search(text, pos)
+        match = pattern.search(haystack, pos)
         if match is None:
             break
-        group = decide(match)
+        group = decide(match, text)
         if group is None:
             pos = match.end(1)
             continue
@@ -195,6 +216,7 @@ def _rules():
 
         replacers = {
             None: None,
+            "whole": _replace_whole,
             "url": _replace_url,
             "authorization": _replace_authorization,
             "assignment": _replace_assignment,
@@ -206,8 +228,17 @@ def _rules():
     return _compiled
 
 
-def _replace_url(match):
-    return None if _is_reference(match.group(3)) else 3
+def _replace_whole(match, text):
+    return 0
+
+
+def _group(match, text, group):
+    start = match.start(group)
+    return None if start < 0 else text[start:match.end(group)]
+
+
+def _replace_url(match, text):
+    return None if _is_reference(_group(match, text, 3)) else 3
 
 
 _AUTH_SCHEMES = frozenset((
@@ -217,8 +248,8 @@ _AUTH_SCHEMES = frozenset((
 ))
 
 
-def _replace_authorization(match):
-    scheme, credential = match.group(2), match.group(3)
+def _replace_authorization(match, text):
+    scheme, credential = _group(match, text, 2), _group(match, text, 3)
     if scheme is not None:
         if _is_reference(credential):
             return None
@@ -228,11 +259,24 @@ def _replace_authorization(match):
     return 3 if looks_like_secret(credential) else None
 
 
-def _replace_assignment(match):
-    group = 2 if match.group(2) is not None else 3 if match.group(3) is not None else 4
-    if is_secret_name(match.group(1)) and looks_like_secret(match.group(group)):
-        return group
-    return None
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_HEAD_MAX = 64
+
+
+def _replace_assignment(match, text):
+    # The value test is cheaper and fails far more often, so it goes first.
+    group = 2 if match.start(2) >= 0 else 3 if match.start(3) >= 0 else 4
+    if match.end(group) - match.start(group) < 8:
+        return None
+    if not looks_like_secret(text[match.start(group):match.end(group)]):
+        return None
+    start = match.start()
+    head = start
+    while head > 0 and text[head - 1] in _NAME_CHARS:
+        head -= 1
+        if start - head > _NAME_HEAD_MAX:
+            return None
+    return group if is_secret_name(text[head:match.end(1)]) else None
 
 
 _NAME_WORDS = frozenset((
