@@ -14,10 +14,11 @@ Rules, applied in this order (``\\b`` is ASCII-word based and whitespace means
 
 1. PEM private key blocks, ``-----BEGIN … PRIVATE KEY-----`` through
    ``-----END … PRIVATE KEY-----`` across lines (legacy).
-2. ``sk-`` tokens of 16+ ``[A-Za-z0-9_-]`` and GitHub tokens ``gh[pousr]_``
-   with 20+ alphanumerics, word-bounded (legacy).
-3. ``Bearer <token>``, case-insensitive, the word included (legacy; it also
-   hits prose such as "bearer of", kept for ID compatibility).
+2. ``sk-`` tokens of 16+ ``[A-Za-z0-9_-]`` after a word boundary, and GitHub
+   tokens ``gh[pousr]_`` with 20+ alphanumerics, word-bounded (legacy).
+3. ``Bearer <token>`` (token ``[A-Za-z0-9._~+/=-]+``), case-insensitive, the
+   word included and not word-bounded (legacy; it also hits prose such as
+   "bearer of", kept for ID compatibility).
 4. Vendor tokens: ``github_pat_…``, AWS access key ids (``AKIA``/``ASIA``/
    ``ABIA``/``ACCA`` + 16 ``[A-Z0-9]``), Slack ``xox[abposr]-…``, Stripe
    ``[sr]k_(live|test)_…``, Google ``AIza…``, npm ``npm_…``, PyPI
@@ -77,9 +78,9 @@ _RULES = (
     ("pem", "-----BEGIN",
      "-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)-----END [A-Z ]*PRIVATE KEY-----", None),
     ("sk_gh", None,
-     r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,})\b", None),
+     r"\bsk-[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}\b", None),
     ("bearer", None,
-     r"\bbearer" + _WS + r"+[A-Za-z0-9._~+/-]+=*", "whole"),
+     r"bearer" + _WS + r"+[A-Za-z0-9._~+/=-]+", "whole"),
     ("github_pat", "github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{20,}", None),
     ("aws", None, r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", None),
     ("slack", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", None),
