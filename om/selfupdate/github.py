@@ -111,6 +111,8 @@ class Client:
     def _http_error(self, e, host):
         if e.code == 304:
             return e
+        if e.url:  # after a redirect the error belongs to the host that answered
+            host = urllib.parse.urlsplit(e.url).netloc or host
         headers = e.headers or {}
         remaining = headers.get("X-RateLimit-Remaining")
         if e.code == 429 or (e.code == 403 and remaining == "0"):
@@ -233,12 +235,20 @@ class Client:
                         break
                     block = resp.read(want)
                     if not block:
+                        remaining = getattr(resp, "length", None)
+                        if remaining:
+                            raise OmError(
+                                f"om: download of {asset.get('name')} from {host} failed: the connection "
+                                f"closed after {n} bytes, {remaining} short; nothing changed"
+                            )
                         break
                     h.update(block)
                     out.write(block)
                     n += len(block)
                     if progress:
                         progress.advance(len(block))
+        except OmError:
+            raise
         except (OSError, ValueError) as e:
             kind = "timed out" if isinstance(e, (socket.timeout, TimeoutError)) else f"failed: {e}"
             raise OmError(f"om: download of {asset.get('name')} from {host} {kind}; nothing changed") from None
