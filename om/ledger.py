@@ -1,0 +1,526 @@
+"""The v1 ledger: one SQLite database per session, and all SQL that touches it.
+
+Invariants:
+- The three v1 tables (meta, sources, entries) keep the exact schema, row
+  bodies, IDs and meta keys of the earlier implementations, so a store written
+  by either side opens in the other.
+- Every write runs in one explicit `BEGIN IMMEDIATE` transaction: a command
+  either commits all of its changes or none of them (cursor included).
+- Journal mode: SQLite's rollback journal (the file's own mode is never
+  changed). It is what v1 peers wrote, and unlike WAL it lets a reader open a
+  ledger in a directory it cannot write, which is exactly the agent's sandboxed
+  shell running `prime` or `status` on the plugin data folder.
+- synchronous=FULL: the journal and the database are fsynced before COMMIT
+  returns, so a result printed by `capture` or `apply` survives a kill -9 of
+  any process and a power loss.
+"""
+
+import os
+import time
+
+try:  # `_sqlite3` skips sqlite3.dbapi2's datetime adapters (~4 ms of imports per hook run)
+    import _sqlite3 as sqlite3
+except ImportError:  # pragma: no cover
+    import sqlite3
+
+from om import ids
+from om.errors import Conflict, InputError, NotFound, StoreError
+from om.jsonio import dumps, loads
+from om.store import database_path, ensure_database_file, resolve_store, validate_session
+
+BUSY_TIMEOUT_MS = 15000
+KINDS = ("user", "assistant", "tool")
+IMPORTANCE = ("low", "medium", "high", "critical")
+MAX_CAPTURE_CHARS = 1_000_000
+TRUNCATE_OVER = 24_000
+TRUNCATE_KEEP = 12_000
+PENDING_CHUNK_CHARS = 48_000
+MAX_ENTRY_TEXT = 2_000
+MAX_REASON = 1_000
+MAX_IDS = 100
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sources (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " id TEXT UNIQUE NOT NULL, body TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " id TEXT UNIQUE NOT NULL, body TEXT NOT NULL, active INTEGER NOT NULL DEFAULT 1,"
+    " retirement TEXT)",
+)
+
+#: Meta keys a fork keeps; every other key is rewritten or dropped.
+FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
+#: Transient Codex adapter state (legacy keys), cleared by fork and import.
+TRANSIENT_KEYS = ("prompt_id", "stop_turn", "stop_prompt", "notified_cursor")
+#: Prefix of adapter state added by `om` (also transient).
+ADAPTER_PREFIX = "codex_"
+
+
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def connect(path, readonly=False):
+    uri = "file:" + _uri_path(path) + ("?mode=ro" if readonly else "")
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute("PRAGMA synchronous=FULL")
+    except sqlite3.Error as e:
+        raise StoreError(f"om: cannot open {path}: {e}") from None
+    return conn
+
+
+def _uri_path(path):
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+class Ledger:
+    """One open session ledger. Use `Ledger.open(...)` as a context manager."""
+
+    def __init__(self, conn, store, session, path):
+        self.conn = conn
+        self.store = store
+        self.session = session
+        self.path = path
+
+    # -- opening ---------------------------------------------------------
+
+    @classmethod
+    def open(cls, store, session, create=True):
+        validate_session(session)
+        store = resolve_store(store, create=create)
+        path = database_path(store, session)
+        if not os.path.exists(path):
+            if not create:
+                raise NotFound(f"om: no ledger for session {session!r} in store {store}")
+            ensure_database_file(path)
+        ledger = cls(connect(path), store, session, path)
+        try:
+            ledger._ensure_schema()
+        except BaseException:
+            ledger.close()
+            raise
+        return ledger
+
+    def _ensure_schema(self):
+        # Read first: a complete ledger needs no write, so read-only
+        # directories (a sandboxed shell) can still run read commands.
+        try:
+            ok = self._schema_state() == (3, self.session, "1")
+        except sqlite3.DatabaseError as e:
+            if "no such table" not in str(e):
+                raise StoreError(f"om: {self.path} is not a usable ledger: {e}") from None
+            ok = False
+        if ok:
+            return
+        with self.transaction():
+            for statement in SCHEMA:
+                self.conn.execute(statement)
+            self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('session', ?)", (self.session,))
+            self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('version', '1')")
+        tables, session, version = self._schema_state()
+        if session != self.session:
+            raise Conflict(f"om: ledger {self.path} belongs to session {session!r}, not {self.session!r}")
+        if version != "1":
+            raise StoreError(f"om: ledger {self.path} has schema version {version!r}; this runtime reads version 1")
+
+    def _schema_state(self):
+        tables = self.conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'sources', 'entries')"
+        ).fetchone()[0]
+        meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('session', 'version')"))
+        return tables, meta.get("session"), meta.get("version")
+
+    def close(self):
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- transactions ------------------------------------------------------
+
+    def transaction(self, mode="IMMEDIATE"):
+        return _Transaction(self.conn, mode)
+
+    def reading(self):
+        """A consistent read snapshot (BEGIN DEFERRED), for several queries."""
+        return _Transaction(self.conn, "DEFERRED")
+
+    # -- meta ---------------------------------------------------------------
+
+    def meta_get(self, key, default=None):
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def meta_set(self, key, value):
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, str(value)))
+
+    def meta_delete(self, *keys):
+        for key in keys:
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def meta_items(self):
+        return dict(self.conn.execute("SELECT key, value FROM meta"))
+
+    def cursor(self):
+        return _int(self.meta_get("cursor"))
+
+    def is_paused(self):
+        return self.meta_get("paused") == "1"
+
+    # -- capture -------------------------------------------------------------
+
+    def capture(self, kind, text, key):
+        if kind not in KINDS:
+            raise InputError(f"om: kind must be user, assistant or tool, got {kind!r}")
+        if not isinstance(key, str):
+            raise InputError("om: key must be a string")
+        if not ids.trim_space(text):
+            raise InputError("om: text must not be blank")
+        if len(text) > MAX_CAPTURE_CHARS:
+            raise InputError(f"om: text exceeds {MAX_CAPTURE_CHARS} characters")
+        from om.redact import redact
+
+        text = redact(text)
+        source_id = ids.source_id(kind, key, text)
+        truncated = len(text) > TRUNCATE_OVER
+        if truncated:
+            omitted = len(text) - 2 * TRUNCATE_KEEP
+            text = (
+                text[:TRUNCATE_KEEP]
+                + f"\n[om: {omitted} characters omitted from the middle of this source]\n"
+                + text[-TRUNCATE_KEEP:]
+            )
+        body = dumps(
+            {"seq": 0, "id": source_id, "kind": kind, "timestamp": now(), "text": text, "truncated": truncated}
+        )
+        self._write("INSERT OR IGNORE INTO sources(id, body) VALUES (?, ?)", (source_id, body))
+        return source_id
+
+    def _write(self, sql, params):
+        try:
+            self.conn.execute(sql, params)
+        except sqlite3.Error as e:
+            raise StoreError(f"om: cannot write {self.path}: {e}") from None
+
+    # -- pending and status ---------------------------------------------------
+
+    def pending(self):
+        with self.reading():
+            cursor = self.cursor()
+            sources, through, total = [], cursor, 0
+            for seq, body in self.conn.execute(
+                "SELECT seq, body FROM sources WHERE seq > ? ORDER BY seq", (cursor,)
+            ):
+                source = _source(seq, body)
+                cost = len(dumps(source))
+                if sources and total + cost > PENDING_CHUNK_CHARS:
+                    break
+                sources.append(source)
+                total += cost
+                through = seq
+        return {"through": through, "sources": sources}
+
+    def pending_stats(self):
+        """(count, chars, oldest pending seq or None) of sources after the cursor."""
+        count, chars, oldest = self.conn.execute(
+            "SELECT count(*), coalesce(sum(length(json_extract(body, '$.text'))), 0), min(seq)"
+            " FROM sources WHERE seq > ?",
+            (self.cursor(),),
+        ).fetchone()
+        return count, chars, oldest
+
+    def status(self):
+        with self.reading():
+            meta = dict(
+                self.conn.execute(
+                    "SELECT key, value FROM meta WHERE key IN"
+                    " ('cursor', 'paused', 'last_checkpoint_at', 'forked_from', 'forked_from_store')"
+                )
+            )
+            cursor = _int(meta.get("cursor"))
+            count, chars, _ = self.pending_stats()
+            observations, reflections = self.conn.execute(
+                "SELECT coalesce(sum(substr(id, 1, 2) = 'o-'), 0), coalesce(sum(substr(id, 1, 2) = 'r-'), 0)"
+                " FROM entries WHERE active = 1"
+            ).fetchone()
+        status = {
+            "session": self.session,
+            "database": self.path,
+            "paused": meta.get("paused") == "1",
+            "through": cursor,
+            "pending_sources": count,
+            "pending_chars": chars,
+            "estimated_pending_tokens": (chars + 3) // 4,
+        }
+        if meta.get("last_checkpoint_at"):
+            status["last_checkpoint_at"] = meta["last_checkpoint_at"]
+        if meta.get("forked_from") is not None:
+            status["imported_from"] = {"store": meta.get("forked_from_store", ""), "session": meta["forked_from"]}
+        status["active"] = {"observations": observations, "reflections": reflections}
+        return status
+
+    def set_paused(self, paused):
+        with self.transaction():
+            self.meta_set("paused", "1" if paused else "0")
+        return self.status()
+
+    # -- entries ------------------------------------------------------------
+
+    def entries(self, active_only=False):
+        sql = "SELECT seq, id, body, active, retirement FROM entries"
+        if active_only:
+            sql += " WHERE active = 1"
+        return [_entry(*row) for row in self.conn.execute(sql + " ORDER BY seq")]
+
+    def view_candidates(self):
+        """Active entries as `(floor, load)` pairs in view priority order (see om.render.select).
+
+        SQLite ranks the rows and measures each text, so only entries that may
+        still fit the budget are ever parsed.
+        """
+        from om.render import line_floor
+
+        rows = self.conn.execute(
+            "SELECT seq, id, body, retirement, length(CAST(json_extract(body, '$.text') AS BLOB)) AS size,"
+            " CASE json_extract(body, '$.importance') WHEN 'critical' THEN 0 WHEN 'high' THEN 1"
+            " WHEN 'low' THEN 3 ELSE 2 END AS rank"
+            " FROM entries WHERE active = 1 ORDER BY rank, substr(id, 1, 2) = 'o-', seq DESC"
+        )
+        for seq, entry_id, body, retirement, size, _ in rows:
+            yield line_floor(entry_id, size or 0), (
+                lambda s=seq, i=entry_id, b=body, r=retirement: _entry(s, i, b, 1, r)
+            )
+
+    def active_count(self):
+        return self.conn.execute("SELECT count(*) FROM entries WHERE active = 1").fetchone()[0]
+
+    def recall(self, item_id):
+        if not isinstance(item_id, str) or not item_id:
+            raise InputError("om: recall needs an id")
+        with self.reading():
+            if item_id.startswith("s-"):
+                row = self.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (item_id,)).fetchone()
+                if row is None:
+                    raise NotFound(f"om: no source {item_id}")
+                return {"sources": [_source(*row)]}
+            entry = self._entry_by_id(item_id)
+            if entry is None:
+                raise NotFound(f"om: no entry {item_id}")
+            if entry["kind"] == "observation":
+                return {"entry": entry, "sources": self._sources_by_ids(entry["support"])}
+            observations = [e for e in (self._entry_by_id(i) for i in entry["support"]) if e is not None]
+            observations.sort(key=lambda e: e["seq"])
+            source_ids = sorted({s for o in observations for s in o["support"]})
+            return {"entry": entry, "observations": observations, "sources": self._sources_by_ids(source_ids)}
+
+    def _entry_by_id(self, entry_id):
+        row = self.conn.execute(
+            "SELECT seq, id, body, active, retirement FROM entries WHERE id = ?", (entry_id,)
+        ).fetchone()
+        return _entry(*row) if row else None
+
+    def _sources_by_ids(self, source_ids):
+        found = []
+        for sid in source_ids:
+            row = self.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (sid,)).fetchone()
+            if row:
+                found.append(_source(*row))
+        found.sort(key=lambda s: s["seq"])
+        return found
+
+    # -- apply ----------------------------------------------------------------
+
+    def apply(self, checkpoint):
+        """Apply a shape-checked checkpoint (see om.jsonio.checkpoint_from_object)."""
+        from om.redact import redact
+
+        through = checkpoint["through"]
+        receipt = {"through": through, "observations": [], "reflections": [], "retired": []}
+        with self.transaction():
+            cursor = self.cursor()
+            latest = self.conn.execute("SELECT coalesce(max(seq), 0) FROM sources").fetchone()[0]
+            if not cursor <= through <= max(latest, cursor):
+                raise Conflict(
+                    f"om: stale or out-of-range cursor {through} (checkpointed through {cursor},"
+                    f" latest source {latest}); reread pending and retry"
+                )
+            for i, o in enumerate(checkpoint.get("observations", ())):
+                where = f"observations[{i}]"
+                support = _id_set(o["source_ids"], where, "source_ids")
+                stamps = []
+                for sid in support:
+                    row = self.conn.execute("SELECT body FROM sources WHERE id = ?", (sid,)).fetchone()
+                    if row is None:
+                        raise NotFound(f"om: {where} cites unknown source {sid}")
+                    stamps.append(loads(row[0])["timestamp"])
+                text = redact(_entry_text(o["text"], where))
+                importance = o.get("importance") or "medium"
+                if importance not in IMPORTANCE:
+                    raise InputError(
+                        f"om: {where} importance must be low, medium, high or critical, got {importance!r}"
+                    )
+                oid = ids.observation_id(text, support, importance)
+                self._insert_entry(oid, "observation", max(stamps), importance, text, support)
+                receipt["observations"].append(oid)
+            for i, r in enumerate(checkpoint.get("reflections", ())):
+                where = f"reflections[{i}]"
+                support = _id_set(r["observation_ids"], where, "observation_ids")
+                stamps = []
+                for oid in support:
+                    entry = self._entry_by_id(oid)
+                    if entry is None or entry["kind"] != "observation":
+                        raise NotFound(f"om: {where} cites unknown observation {oid}")
+                    if not entry["active"]:
+                        raise Conflict(f"om: {where} cites retired observation {oid}")
+                    stamps.append(entry["timestamp"])
+                text = redact(_entry_text(r["text"], where))
+                rid = ids.reflection_id(text, support)
+                self._insert_entry(rid, "reflection", max(stamps), "medium", text, support)
+                receipt["reflections"].append(rid)
+            for i, r in enumerate(checkpoint.get("retire", ())):
+                where = f"retire[{i}]"
+                old = self._entry_by_id(r["id"])
+                if old is None:
+                    raise NotFound(f"om: {where} names unknown entry {r['id']!r}")
+                reason = ids.trim_space(r.get("reason") or "")
+                if not reason or len(reason) > MAX_REASON:
+                    raise InputError(f"om: {where} reason must be 1 to {MAX_REASON} characters")
+                replacements = _id_set(r["replacement_ids"], where, "replacement_ids")
+                for rep_id in replacements:
+                    rep = self._entry_by_id(rep_id)
+                    if rep is None:
+                        raise NotFound(f"om: {where} names unknown replacement {rep_id}")
+                    if not rep["active"]:
+                        raise Conflict(f"om: {where} replacement {rep_id} is retired")
+                    if rep["seq"] <= old["seq"]:
+                        raise Conflict(f"om: {where} replacement {rep_id} is not newer than {old['id']}")
+                    cites_old = rep["kind"] == "reflection" and old["id"] in rep["support"]
+                    if rep["kind"] != old["kind"] and not cites_old:
+                        raise Conflict(
+                            f"om: {where} replacement {rep_id} must be a newer {old['kind']}"
+                            " or a reflection citing the retired observation"
+                        )
+                retirement = dumps({"id": old["id"], "reason": redact(reason), "replacement_ids": replacements})
+                self.conn.execute(
+                    "UPDATE entries SET active = 0, retirement = ? WHERE id = ?", (retirement, old["id"])
+                )
+                receipt["retired"].append(old["id"])
+            self.meta_set("cursor", through)
+            self.meta_set("last_checkpoint_at", now())
+        return receipt
+
+    def _insert_entry(self, entry_id, kind, timestamp, importance, text, support):
+        body = dumps(
+            {
+                "seq": 0,
+                "id": entry_id,
+                "kind": kind,
+                "timestamp": timestamp,
+                "importance": importance,
+                "text": text,
+                "support": support,
+                "active": True,
+                "retirement": None,
+            }
+        )
+        self.conn.execute(
+            "INSERT OR IGNORE INTO entries(id, body, active, retirement) VALUES (?, ?, 1, NULL)", (entry_id, body)
+        )
+
+
+class _Transaction:
+    """BEGIN <mode> ... COMMIT, or ROLLBACK on any exception (KeyboardInterrupt too)."""
+
+    def __init__(self, conn, mode):
+        self.conn = conn
+        self.mode = mode
+        self.nested = False
+
+    def __enter__(self):
+        if self.conn.in_transaction:
+            self.nested = True
+            return self
+        try:
+            self.conn.execute(f"BEGIN {self.mode}")
+        except sqlite3.Error as e:
+            raise StoreError(f"om: cannot start a transaction: {e}") from None
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.nested:
+            return False
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                self._rollback()
+                raise StoreError(f"om: cannot commit: {e}") from None
+            return False
+        self._rollback()
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"om: database error: {exc}") from None
+        return False
+
+    def _rollback(self):
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+
+def _int(value):
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        raise StoreError(f"om: ledger meta holds a non-integer value {value!r}") from None
+
+
+def _id_set(values, where, field):
+    unique = sorted(set(values))
+    if not 1 <= len(unique) <= MAX_IDS:
+        raise InputError(f"om: {where} {field} must list 1 to {MAX_IDS} ids")
+    return unique
+
+
+def _entry_text(text, where):
+    text = ids.trim_space(text)
+    if not text:
+        raise InputError(f"om: {where} text must not be blank")
+    if len(text) > MAX_ENTRY_TEXT:
+        raise InputError(f"om: {where} text exceeds {MAX_ENTRY_TEXT} characters")
+    return text
+
+
+def _source(seq, body):
+    b = loads(body)
+    return {
+        "seq": seq,
+        "id": b["id"],
+        "kind": b["kind"],
+        "timestamp": b["timestamp"],
+        "text": b["text"],
+        "truncated": bool(b.get("truncated", False)),
+    }
+
+
+def _entry(seq, entry_id, body, active, retirement):
+    b = loads(body)
+    return {
+        "seq": seq,
+        "id": entry_id,
+        "kind": b["kind"],
+        "timestamp": b["timestamp"],
+        "importance": b.get("importance", "medium"),
+        "text": b["text"],
+        "support": b.get("support") or [],
+        "active": bool(active),
+        "retirement": loads(retirement) if retirement else None,
+    }

@@ -1,0 +1,89 @@
+"""Where ledgers live on disk, and with which permissions.
+
+Invariants: the store path is canonical (absolute, symlinks resolved) before
+anything is derived from it; only the session *hash* touches the filesystem,
+so no session string can escape the store; directories are created 0700 and
+databases 0600 whatever the umask, before SQLite ever opens them.
+"""
+
+import os
+
+from om.errors import InputError, StoreError
+from om.ids import session_hash, trim_space
+
+DB_NAME = "memory.sqlite3"
+MAX_SESSION_CHARS = 256
+
+
+def validate_session(session):
+    if not isinstance(session, str):
+        raise InputError("om: session must be a string")
+    if any("\ud800" <= ch <= "\udfff" for ch in session):
+        raise InputError("om: session is not valid UTF-8")
+    if not trim_space(session):
+        raise InputError("om: session must not be blank")
+    if len(session) > MAX_SESSION_CHARS:
+        raise InputError(f"om: session exceeds {MAX_SESSION_CHARS} characters")
+    return session
+
+
+def canonical_store(path):
+    """The canonical form of a store path, without creating anything."""
+    if not path or not str(path).strip():
+        raise InputError("om: store path must not be empty")
+    return os.path.realpath(os.path.abspath(os.path.expanduser(str(path))))
+
+
+def resolve_store(path, create=True):
+    """Canonical store path; created 0700 when missing (and `create`)."""
+    store = canonical_store(path)
+    if os.path.isdir(store):
+        return store
+    if os.path.exists(store):
+        raise StoreError(f"om: store {store} is not a directory")
+    if not create:
+        raise StoreError(f"om: store {store} does not exist")
+    make_private_dir(store, parents=True)
+    return os.path.realpath(store)
+
+
+def make_private_dir(path, parents=False):
+    try:
+        if parents:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        else:
+            os.mkdir(path, 0o700)
+        os.chmod(path, 0o700)
+    except FileExistsError:
+        raise
+    except OSError as e:
+        raise StoreError(f"om: cannot create {path}: {e.strerror or e}") from None
+
+
+def session_dir(store, session):
+    return os.path.join(store, "session-" + session_hash(session))
+
+
+def database_path(store, session):
+    return os.path.join(session_dir(store, session), DB_NAME)
+
+
+def ensure_database_file(path):
+    """Create the session directory (0700) and an empty database file (0600) if missing."""
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        try:
+            make_private_dir(directory)
+        except FileExistsError:
+            pass
+    if not os.path.exists(path):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return
+        except OSError as e:
+            raise StoreError(f"om: cannot create {path}: {e.strerror or e}") from None
+        try:
+            os.fchmod(fd, 0o600) if hasattr(os, "fchmod") else None
+        finally:
+            os.close(fd)
