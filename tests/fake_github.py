@@ -114,11 +114,14 @@ class FakeGitHub:
             def log_message(self, *a):
                 pass
 
-            def do_GET(self):
+            def _log(self, method):
                 fake.requests.append({
-                    "server": server, "method": "GET", "path": self.path,
+                    "server": server, "method": method, "path": self.path,
                     "headers": {k.lower(): v for k, v in self.headers.items()},
                 })
+
+            def do_GET(self):
+                self._log("GET")
                 try:
                     if server == "api":
                         fake._api(self)
@@ -126,6 +129,16 @@ class FakeGitHub:
                         fake._cdn(self)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
+            def do_POST(self):
+                self._log("POST")
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                fake._write(self, "POST", server, body)
+
+            def do_PATCH(self):
+                self._log("PATCH")
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                fake._write(self, "PATCH", server, body)
 
         return Handler
 
@@ -172,6 +185,34 @@ class FakeGitHub:
             if aid not in self.blobs:
                 return self._send(h, 404, b'{"message":"Not Found"}')
             return self._send(h, 302, b"", [("Location", f"{self.cdn_url}/blob/{aid}?sig=1")])
+        return self._send(h, 404, b'{"message":"Not Found"}')
+
+    # -- the release tooling's side: create a draft, upload to the uploads host, publish
+
+    def _write(self, h, method, server, body):
+        url = urllib.parse.urlsplit(h.path)
+        base = f"/repos/{self.repo}/releases"
+        if h.headers.get("Authorization") != "Bearer RELEASE-TOKEN":
+            return self._send(h, 401, b'{"message":"Bad credentials"}')
+        if server == "api" and method == "POST" and url.path == base:
+            req = json.loads(body)
+            tag = req["tag_name"]
+            release = self.add_release(tag, None, draft=req["draft"], prerelease=req["prerelease"])
+            release["target_commitish"] = req.get("target_commitish")
+            release["upload_url"] = f"{self.cdn_url}/uploads{base}/{release['id']}/assets{{?name,label}}"
+            return self._send(h, 201, json.dumps(release).encode())
+        if server == "api" and method == "PATCH" and url.path.startswith(base + "/"):
+            rid = int(url.path.rsplit("/", 1)[1])
+            release = next(r for r in self.releases if r["id"] == rid)
+            release.update({k: v for k, v in json.loads(body).items() if k in ("draft", "prerelease")})
+            return self._send(h, 200, json.dumps(release).encode())
+        if server == "cdn" and method == "POST" and url.path.startswith(f"/uploads{base}/"):
+            rid = int(url.path.split("/")[-2])
+            name = urllib.parse.parse_qs(url.query)["name"][0]
+            release = next(r for r in self.releases if r["id"] == rid)
+            asset = self._asset(name, body, True, None)
+            release["assets"].append(asset)
+            return self._send(h, 201, json.dumps(asset).encode())
         return self._send(h, 404, b'{"message":"Not Found"}')
 
     def _cdn(self, h):
