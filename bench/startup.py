@@ -5,6 +5,7 @@ Builds the zipapp, installs it standalone into a temporary directory (launcher +
 payload), then times, with the same interpreter and interleaved rounds:
     bare       python3 -I -S -c pass
     installed  <launcher> --version        (what shells and hooks run)
+    source     python3 -I -S -c '<import om.cli from the tree>' --version (launcher's floor)
     pyz        python3 -I om.pyz --version  (the shiv zipapp run directly, warm cache)
 and prints medians and ratios to `bare`.
 
@@ -21,6 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The same import and call as the launcher, from the source tree: the launcher's own cost is the difference.
+SOURCE = "import sys; sys.argv[0] = 'om'; sys.path.insert(0, %r); from om.cli import main; sys.exit(main())"
 
 
 def timed(cmd, env):
@@ -38,7 +41,8 @@ def main(argv=None):
     spec = importlib.util.spec_from_file_location("zipapp_build", ROOT / "build" / "zipapp.py")
     builder = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builder)
-    python = os.path.realpath(sys.executable) if "venv" not in sys.prefix else sys.executable
+    # The real binary, not a venv link or a pyenv shim: -I -S ignores site-packages anyway.
+    python = os.path.realpath(sys.executable)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         pyz = builder.build(root=ROOT, out_dir=tmp / "dist")
@@ -48,6 +52,7 @@ def main(argv=None):
         commands = {
             "bare": [python, "-I", "-S", "-c", "pass"],
             "installed": [str(tmp / "bin" / "om"), "--version"],
+            "source": [python, "-I", "-S", "-c", SOURCE % str(ROOT), "--version"],
             "pyz": [python, "-I", str(pyz), "--version"],
         }
         for cmd in commands.values():  # warm caches (shiv extraction, page cache)
