@@ -200,7 +200,13 @@ class Ledger:
         body = dumps(
             {"seq": 0, "id": source_id, "kind": kind, "timestamp": now(), "text": text, "truncated": truncated}
         )
-        self._write("INSERT OR IGNORE INTO sources(id, body) VALUES (?, ?)", (source_id, body))
+        # Not INSERT OR IGNORE alone: under AUTOINCREMENT an ignored insert still
+        # burns a sequence number, and a repeated capture must be a true no-op.
+        self._write(
+            "INSERT OR IGNORE INTO sources(id, body) SELECT ?1, ?2"
+            " WHERE NOT EXISTS (SELECT 1 FROM sources WHERE id = ?1)",
+            (source_id, body),
+        )
         return source_id
 
     def _write(self, sql, params):
@@ -431,7 +437,9 @@ class Ledger:
             }
         )
         self.conn.execute(
-            "INSERT OR IGNORE INTO entries(id, body, active, retirement) VALUES (?, ?, 1, NULL)", (entry_id, body)
+            "INSERT OR IGNORE INTO entries(id, body, active, retirement) SELECT ?1, ?2, 1, NULL"
+            " WHERE NOT EXISTS (SELECT 1 FROM entries WHERE id = ?1)",
+            (entry_id, body),
         )
 
 

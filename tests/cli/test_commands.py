@@ -373,3 +373,16 @@ def test_session_strings_cannot_escape_the_store(om):
     r = om("status", session="../../escape")
     assert r.returncode == 0
     assert os.path.dirname(os.path.dirname(r.json["database"])) == str(om.store.resolve())
+
+
+def test_repeated_captures_and_observations_do_not_burn_sequence_numbers(om):
+    capture(om, "a")
+    capture(om, "a")
+    capture(om, "b", key="2")
+    assert [s["seq"] for s in om("pending").json["sources"]] == [1, 2]
+    s1 = om("pending").json["sources"][0]["id"]
+    obs = {"through": 2, "observations": [{"text": "same", "source_ids": [s1]}]}
+    apply(om, obs)
+    apply(om, obs)
+    apply(om, {"through": 2, "observations": [{"text": "other", "source_ids": [s1]}]})
+    assert [e["seq"] for e in om("view", "--all").json] == [1, 2]
