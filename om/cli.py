@@ -53,7 +53,22 @@ def _parser():
     i.add_argument("--from-session", required=True)
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
     h.add_argument("--client", required=True, choices=["codex"])
+    _self_parser(cmd("self", "update, switch channel, roll back or install this standalone om"), Parser)
     return p
+
+
+def _self_parser(s, parser_class):
+    # `om self ...` (standalone distribution); its module is imported only when run.
+    ss = s.add_subparsers(dest="self_command", metavar="SUBCOMMAND", parser_class=parser_class)
+    u = ss.add_parser("update", help="update to the newest release of the channel")
+    u.add_argument("--check", action="store_true", help="only check: exit 100 when an update exists")
+    u.add_argument("--force", action="store_true", help="reinstall, or move back to an older release")
+    u.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    c = ss.add_parser("channel", help="print or set the update channel")
+    c.add_argument("channel", nargs="?", choices=["stable", "rc", "nightly"])
+    c.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    ss.add_parser("rollback", help="switch back to the previously installed version")
+    ss.add_parser("install", help="install the running zipapp as the `om` command")
 
 
 def _store_path(args):
@@ -117,6 +132,10 @@ def _run(args):
 
         # The hook owns its own output and never raises past this point.
         return run_hook(_store_path(args), sys.stdin.buffer, sys.stderr)
+    if command == "self":
+        from om.selfupdate.command import run
+
+        return run(args, sys.stdin, sys.stderr)
     if command == "capture":
         from om.jsonio import parse_capture
 
