@@ -317,7 +317,7 @@ def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
 
 def _plugin_copy(tmp_path):
     root = tmp_path / "plugin"
-    for part in ("hooks", "bin", "om"):
+    for part in ("hooks", "bin", "om"):  # om/ carries the pins validator the launcher uses
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
@@ -330,10 +330,12 @@ def _pin(root, tmp_path, version="9.1.0", tamper=False):
     asset = root / "runtime" / f"om-{version}.pyz"
     zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:main")
     digest = hashlib.sha256(asset.read_bytes()).hexdigest()
+    size = len(asset.read_bytes())
     if tamper:
-        asset.write_bytes(asset.read_bytes() + b"tampered")
-    (root / "plugin-pins.json").write_text(json.dumps(
-        {"schema": 1, "version": version, "protocol": 1, "asset": asset.name, "sha256": digest}))
+        asset.write_bytes(asset.read_bytes()[:-8] + b"tampered")
+    (root / "plugin-pins.json").write_text(json.dumps({"schema_version": 1, "pin": {
+        "version": version, "tag": f"v{version}", "protocol": 1, "asset": asset.name, "sha256": digest,
+        "size": size, "repo": "om-memory/om"}}))
     return asset
 
 
@@ -357,6 +359,10 @@ def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_ad
     assert f" {installed} --store " in context
     # later events run the verified copy: the turn's reply is captured and a checkpoint asked for
     assert f" {installed} --store " in _launch(root, data, stop("bye"))["reason"]
+    # the marker makes the installed runtime refuse to replace itself
+    refusal = subprocess.run([sys.executable, "-I", "-S", str(installed), "self", "update", "--check"],
+                             capture_output=True, text=True, timeout=60)
+    assert refusal.returncode != 0 and "managed" in refusal.stderr
 
 
 def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
