@@ -58,6 +58,8 @@ def _parser():
     s.add_argument("--limit", type=int, default=10, help="at most N results (1 to 100, default 10)")
     d = cmd("doctor", "check runtime, store, Codex hooks and capture receipts")
     d.add_argument("--json", action="store_true", help="print the findings as JSON")
+    d.add_argument("--store", dest="doctor_store", help="store to check (default: the global --store, "
+                   f"${STORE_ENV}, or the Codex plugin's data folder)")
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
     h.add_argument("--client", required=True, choices=["codex"])
     return p
@@ -219,7 +221,7 @@ def main(argv=None):
 def _doctor(args):
     from om.doctor import diagnose, render
 
-    report = diagnose(args.store if args.store is not None else os.environ.get(STORE_ENV))
+    report = diagnose(args.doctor_store or args.store or os.environ.get(STORE_ENV))
     text = _json_out(report) if args.json else render(report)
     return text, (1 if report["status"] == "fail" else 0)
 
