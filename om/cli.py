@@ -51,6 +51,15 @@ def _parser():
     i = cmd("import", "import another session's memory into this uncheckpointed session")
     i.add_argument("--from-store", required=True)
     i.add_argument("--from-session", required=True)
+    s = cmd("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON")
+    s.add_argument("query", nargs="+", help="natural-language words")
+    s.add_argument("--sources", action="store_true", help="include captured evidence")
+    s.add_argument("--include-retired", action="store_true", help="include retired memories")
+    s.add_argument("--limit", type=int, default=10, help="at most N results (1 to 100, default 10)")
+    d = cmd("doctor", "check runtime, store, Codex hooks and capture receipts")
+    d.add_argument("--json", action="store_true", help="print the findings as JSON")
+    d.add_argument("--store", dest="doctor_store", help="store to check (default: the global --store, "
+                   f"${STORE_ENV}, or the Codex plugin's data folder)")
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
     h.add_argument("--client", required=True, choices=["codex"])
     _self_parser(cmd("self", "update, switch channel, roll back or install this standalone om"), Parser)
@@ -185,6 +194,15 @@ def _run(args):
         return _json_out(
             import_session(_store_path(args), _session(args), args.from_store, args.from_session)
         )
+    if command == "search":
+        from om.search import search
+
+        with _open(args) as ledger:
+            return _json_out(
+                search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
+            )
+    if command == "doctor":
+        return _doctor(args)
     raise UsageError("om: a command is required (see om --help)")
 
 
@@ -197,6 +215,9 @@ def main(argv=None):
     try:
         args = _parser().parse_args(argv)
         out = _run(args)
+        code = 0
+        if isinstance(out, tuple):  # (text, exit status) from commands that report and judge
+            out, code = out
     except OmError as e:
         _emit_error(str(e))
         return e.exit_code
@@ -216,7 +237,15 @@ def main(argv=None):
             sys.stdout.flush()
         except BrokenPipeError:
             return 0
-    return 0
+    return code
+
+
+def _doctor(args):
+    from om.doctor import diagnose, render
+
+    report = diagnose(args.doctor_store or args.store or os.environ.get(STORE_ENV))
+    text = _json_out(report) if args.json else render(report)
+    return text, (1 if report["status"] == "fail" else 0)
 
 
 def _codex_hook(store):
