@@ -51,6 +51,9 @@ def _parser():
     i = cmd("import", "import another session's memory into this uncheckpointed session")
     i.add_argument("--from-store", required=True)
     i.add_argument("--from-session", required=True)
+    m = cmd("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line)")
+    m.add_argument("--store", dest="mcp_store", metavar="STORE",
+                   help=f"store directory (default: --store, ${STORE_ENV}, else the Codex plugin data folder)")
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
     h.add_argument("--client", required=True, choices=["codex"])
     return p
@@ -117,6 +120,13 @@ def _run(args):
 
         # The hook owns its own output and never raises past this point.
         return run_hook(_store_path(args), sys.stdin.buffer, sys.stderr)
+    if command == "mcp":
+        from om.mcp import serve
+
+        # The server owns stdout (protocol only) until end of input.
+        store = args.mcp_store if args.mcp_store is not None else args.store
+        serve(store, sys.stdin.buffer, sys.stdout.buffer)
+        return None
     if command == "capture":
         from om.jsonio import parse_capture
 
