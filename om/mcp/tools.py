@@ -181,7 +181,8 @@ SEARCH = (
             "query": {"type": "string", "description": "Words to look for (plain words; not empty)."},
             "sources": {"type": "boolean", "description": "Also search captured evidence (default false)."},
             "include_retired": {"type": "boolean", "description": "Also search retired entries (default false)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "At most this many results."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100,
+                      "description": "At most this many results (1 to 100, default 10)."},
         },
         ("session", "query"),
     ),
@@ -310,23 +311,22 @@ def call(store, name, arguments):
 
             return _chomp(render_prime(ledger.status(), ledger.store, ledger.entries(active_only=True)))
         if name == "search":
-            return dumps(_search_module().search(ledger, query, **options))
+            return dumps(_search_module().search(ledger, query, *options))
     raise UnknownTool(f"om: unknown tool {name!r}")  # pragma: no cover - catalogue and dispatch agree
 
 
 def _search_options(args):
-    options = {}
+    """The CLI's positional search options (sources, retired, limit) with its defaults."""
+    flags = []
     for key in ("sources", "include_retired"):
-        if key in args:
-            if not isinstance(args[key], bool):
-                raise InputError(f"om: search: argument {key!r} must be true or false")
-            options[key] = args[key]
-    if "limit" in args:
-        limit = args["limit"]
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InputError("om: search: argument 'limit' must be a positive integer")
-        options["limit"] = limit
-    return options
+        value = args.get(key, False)
+        if not isinstance(value, bool):
+            raise InputError(f"om: search: argument {key!r} must be true or false")
+        flags.append(value)
+    limit = args.get("limit", 10)
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InputError("om: search: argument 'limit' must be an integer")
+    return flags + [limit]
 
 
 def _chomp(text):
