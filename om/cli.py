@@ -152,14 +152,17 @@ def _run(args):
         with _open(args) as ledger:
             if args.all:
                 return _json_out(ledger.entries())
-            from om.render import render_view
+            from om.render import render_ranked
 
-            return render_view(ledger.entries(active_only=True))
+            with ledger.reading():
+                return render_ranked(ledger.view_candidates(), ledger.active_count())
     if command == "prime":
         from om.render import render_prime
 
-        with _open(args) as ledger:
-            return render_prime(ledger.status(), ledger.store, ledger.entries(active_only=True))
+        with _open(args) as ledger, ledger.reading():
+            return render_prime(
+                ledger.status(), ledger.store, ledger.view_candidates(), ledger.active_count()
+            )
     if command == "recall":
         with _open(args) as ledger:
             return _json_out(ledger.recall(args.id))
