@@ -303,13 +303,17 @@ def call(store, name, arguments):
         if name == "recall":
             return dumps(ledger.recall(item_id))
         if name == "view":
-            from om.render import render_view
+            from om.render import render_ranked
 
-            return _chomp(render_view(ledger.entries(active_only=True)))
+            with ledger.reading():
+                return _chomp(render_ranked(ledger.view_candidates(), ledger.active_count()))
         if name == "prime":
             from om.render import render_prime
 
-            return _chomp(render_prime(ledger.status(), ledger.store, ledger.entries(active_only=True)))
+            with ledger.reading():
+                return _chomp(
+                    render_prime(ledger.status(), ledger.store, ledger.view_candidates(), ledger.active_count())
+                )
         if name == "search":
             return dumps(_search_module().search(ledger, query, *options))
     raise UnknownTool(f"om: unknown tool {name!r}")  # pragma: no cover - catalogue and dispatch agree
