@@ -182,6 +182,9 @@ def _run(args):
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
+    if len(argv) == 5 and argv[0] == "--store" and argv[2:] == ["hook", "--client", "codex"]:
+        # The registered hook command: skip argparse (several ms per Codex event).
+        return _codex_hook(argv[1])
     try:
         args = _parser().parse_args(argv)
         out = _run(args)
@@ -204,6 +207,20 @@ def main(argv=None):
             sys.stdout.flush()
         except BrokenPipeError:
             return 0
+    return 0
+
+
+def _codex_hook(store):
+    from om.codex.hook import run_hook
+
+    out = run_hook(store, sys.stdin.buffer, sys.stderr)
+    if out:
+        try:
+            # Bytes, whatever the locale: the response may carry any Unicode.
+            sys.stdout.buffer.write(out.encode("utf-8"))
+            sys.stdout.flush()
+        except Exception:
+            pass
     return 0
 
 
