@@ -169,6 +169,9 @@ def user_prompt_submit(store, event):
 
 # -- PostToolUse ----------------------------------------------------------------
 
+#: Codex names MCP tools `mcp__<server>__<tool>`; the plugin's .mcp.json names its server `om`.
+OWN_MCP_TOOLS = "mcp__om__"
+
 
 def post_tool_use(store, event):
     tool = event.get("tool_name")
@@ -177,6 +180,10 @@ def post_tool_use(store, event):
         if ledger.is_paused():
             return None
         if tool == "Bash" and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input.get("command")):
+            return None
+        if isinstance(tool, str) and tool.startswith(OWN_MCP_TOOLS):
+            # The plugin's own MCP tools (pending, prime...) echo the ledger back;
+            # capturing them would feed each checkpoint's evidence into the next.
             return None
         from om.jsonio import dumps
 

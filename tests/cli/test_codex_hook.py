@@ -163,6 +163,17 @@ def test_tool_results_are_captured_as_sorted_canonical_json_keyed_by_tool_use_id
     assert same["source_id"] == source["id"]
 
 
+def test_calls_of_the_plugins_own_mcp_tools_are_not_evidence_but_other_mcp_tools_are(hook):
+    own = dict(base("PostToolUse"), tool_name="mcp__om__pending", tool_input={"session": SESSION},
+               tool_response={"content": [{"type": "text", "text": '{"through":0,"sources":[]}'}]},
+               tool_use_id="call-own")
+    assert hook(own) is None
+    assert hook.sources() == []
+    other = dict(own, tool_name="mcp__docs__search", tool_use_id="call-other")
+    hook(other)
+    assert [json.loads(s["text"])["tool"] for s in hook.sources()] == ["mcp__docs__search"]
+
+
 def test_a_tool_result_without_tool_use_id_is_keyed_by_the_turn(hook):
     payload = tool("apply the patch", call=None, name="apply_patch", turn="turn-3")
     hook(payload)
