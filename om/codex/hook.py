@@ -140,7 +140,7 @@ def session_start(store, event):
 
     with _open(store, event) as ledger:
         status = ledger.status()
-        text = messages.session_context(_command(ledger), status, _string(event, "source"))
+        text = messages.session_context(_command(ledger), status, _string(event, "source"), ledger.session)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
@@ -249,7 +249,7 @@ def stop(store, event):
             ledger.meta_set("stop_prompt", ledger.meta_get("prompt_id", ""))
         from om.codex import messages
 
-        reason = messages.checkpoint_request(_command(ledger), count, size)
+        reason = messages.checkpoint_request(_command(ledger), count, size, ledger.session)
     return {"decision": "block", "reason": reason}
 
 

@@ -5,6 +5,7 @@ Invariant: every byte the server writes to stdout is kept and checked by
 fails if the server ever writes anything but protocol.
 """
 
+import importlib.util
 import json
 import os
 import queue
@@ -15,6 +16,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LATEST = "2025-06-18"
+
+
+def _root_conftest():
+    # Loaded by path: with tests/e2e/conftest.py present, `import conftest` may
+    # resolve to that one, depending on collection order.
+    spec = importlib.util.spec_from_file_location("om_tests_root_conftest", ROOT / "tests" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+run_om = _root_conftest().run_om
 
 
 class McpServer:

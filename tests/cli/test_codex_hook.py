@@ -174,6 +174,16 @@ def test_calls_of_the_plugins_own_mcp_tools_are_not_evidence_but_other_mcp_tools
     assert [json.loads(s["text"])["tool"] for s in hook.sources()] == ["mcp__docs__search"]
 
 
+def test_hook_messages_name_the_mcp_tools_first_with_the_session_and_keep_the_shell_command(hook):
+    mcp_line = f'Preferred: the om MCP tools (prime, pending, apply, recall, status, view), with session "{SESSION}".'
+    text = context_of(hook(start()))
+    assert mcp_line in text and "Ledger command (run it exactly, from any directory): " in text
+    hook(prompt("do something"))
+    reason = hook(stop("done"), env={"OM_CHECKPOINT_TURNS": "1"})["reason"]
+    assert mcp_line in reason and "Ledger command: " in reason
+    assert not any(ch in reason for ch in "&<>")
+
+
 def test_a_tool_result_without_tool_use_id_is_keyed_by_the_turn(hook):
     payload = tool("apply the patch", call=None, name="apply_patch", turn="turn-3")
     hook(payload)

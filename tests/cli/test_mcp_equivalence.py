@@ -6,8 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import run_om
-from mcp_client import McpServer
+from mcp_client import McpServer, run_om
 
 SESSION = "equivalence"
 

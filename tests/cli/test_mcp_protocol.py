@@ -9,8 +9,7 @@ import json
 
 import pytest
 
-from conftest import run_om
-from mcp_client import McpServer
+from mcp_client import McpServer, run_om
 
 SESSION = "sess-mcp"
 EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume"]

@@ -41,9 +41,11 @@ def ledger_command_in(text):
     raise AssertionError(f"no ledger command in {text[:500]!r}")
 
 
-def session_in(command):
-    argv = shlex.split(command)
-    return argv[argv.index("--session") + 1]
+def mcp_session_in(text):
+    """The session id the hook told the model to pass to the MCP tools."""
+    line = next(line for line in text.splitlines() if line.startswith("Preferred: the om MCP tools"))
+    after = line.split("with session ", 1)[1]
+    return json.JSONDecoder().raw_decode(after)[0]
 
 
 def output_text(item):
@@ -74,7 +76,8 @@ def mcp_then_shell_model(marker, observation, seen):
             return say("Printed the marker.")
         seen["tools"] = [t.get("name") for t in request.namespace_tools(NAMESPACE)]
         command = ledger_command_in(prompt)
-        session = session_in(command)
+        session = mcp_session_in(prompt)
+        assert session == shlex.split(command)[shlex.split(command).index("--session") + 1]
         outputs = [output_text(i) for i in after if i.get("type") == "function_call_output"]
         if not outputs:
             return tool_call(NAMESPACE, "pending", {"session": session})
