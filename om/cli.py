@@ -60,6 +60,9 @@ def _parser():
     d.add_argument("--json", action="store_true", help="print the findings as JSON")
     d.add_argument("--store", dest="doctor_store", help="store to check (default: the global --store, "
                    f"${STORE_ENV}, or the Codex plugin's data folder)")
+    m = cmd("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line)")
+    m.add_argument("--store", dest="mcp_store", metavar="STORE",
+                   help=f"store directory (default: --store, ${STORE_ENV}, else the Codex plugin data folder)")
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
     h.add_argument("--client", required=True, choices=["codex"])
     _self_parser(cmd("self", "update, switch channel, roll back or install this standalone om"), Parser)
@@ -145,6 +148,13 @@ def _run(args):
         from om.selfupdate.command import run
 
         return run(args, sys.stdin, sys.stderr)
+    if command == "mcp":
+        from om.mcp import serve
+
+        # The server owns stdout (protocol only) until end of input.
+        store = args.mcp_store if args.mcp_store is not None else args.store
+        serve(store, sys.stdin.buffer, sys.stdout.buffer)
+        return None
     if command == "capture":
         from om.jsonio import parse_capture
 

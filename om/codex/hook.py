@@ -140,7 +140,7 @@ def session_start(store, event):
 
     with _open(store, event) as ledger:
         status = ledger.status()
-        text = messages.session_context(_command(ledger), status, _string(event, "source"))
+        text = messages.session_context(_command(ledger), status, _string(event, "source"), ledger.session)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
@@ -169,6 +169,9 @@ def user_prompt_submit(store, event):
 
 # -- PostToolUse ----------------------------------------------------------------
 
+#: Codex names MCP tools `mcp__<server>__<tool>`; the plugin's .mcp.json names its server `om`.
+OWN_MCP_TOOLS = "mcp__om__"
+
 
 def post_tool_use(store, event):
     tool = event.get("tool_name")
@@ -177,6 +180,10 @@ def post_tool_use(store, event):
         if ledger.is_paused():
             return None
         if tool == "Bash" and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input.get("command")):
+            return None
+        if isinstance(tool, str) and tool.startswith(OWN_MCP_TOOLS):
+            # The plugin's own MCP tools (pending, prime...) echo the ledger back;
+            # capturing them would feed each checkpoint's evidence into the next.
             return None
         from om.jsonio import dumps
 
@@ -242,7 +249,7 @@ def stop(store, event):
             ledger.meta_set("stop_prompt", ledger.meta_get("prompt_id", ""))
         from om.codex import messages
 
-        reason = messages.checkpoint_request(_command(ledger), count, size)
+        reason = messages.checkpoint_request(_command(ledger), count, size, ledger.session)
     return {"decision": "block", "reason": reason}
 
 

@@ -163,6 +163,27 @@ def test_tool_results_are_captured_as_sorted_canonical_json_keyed_by_tool_use_id
     assert same["source_id"] == source["id"]
 
 
+def test_calls_of_the_plugins_own_mcp_tools_are_not_evidence_but_other_mcp_tools_are(hook):
+    own = dict(base("PostToolUse"), tool_name="mcp__om__pending", tool_input={"session": SESSION},
+               tool_response={"content": [{"type": "text", "text": '{"through":0,"sources":[]}'}]},
+               tool_use_id="call-own")
+    assert hook(own) is None
+    assert hook.sources() == []
+    other = dict(own, tool_name="mcp__docs__search", tool_use_id="call-other")
+    hook(other)
+    assert [json.loads(s["text"])["tool"] for s in hook.sources()] == ["mcp__docs__search"]
+
+
+def test_hook_messages_name_the_mcp_tools_first_with_the_session_and_keep_the_shell_command(hook):
+    mcp_line = f'Preferred: the om MCP tools (prime, pending, apply, recall, status, view), with session "{SESSION}".'
+    text = context_of(hook(start()))
+    assert mcp_line in text and "Ledger command (run it exactly, from any directory): " in text
+    hook(prompt("do something"))
+    reason = hook(stop("done"), env={"OM_CHECKPOINT_TURNS": "1"})["reason"]
+    assert mcp_line in reason and "Ledger command: " in reason
+    assert not any(ch in reason for ch in "&<>")
+
+
 def test_a_tool_result_without_tool_use_id_is_keyed_by_the_turn(hook):
     payload = tool("apply the patch", call=None, name="apply_patch", turn="turn-3")
     hook(payload)

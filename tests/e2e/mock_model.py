@@ -25,6 +25,11 @@ def shell(command, **extra):
     return dict(extra, type="shell", command=command)
 
 
+def tool_call(namespace, name, arguments, **extra):
+    """A reply that calls a namespaced tool (an MCP server's tools are `mcp__<server>`)."""
+    return dict(extra, type="function", namespace=namespace, name=name, arguments=arguments)
+
+
 class Request:
     """One model request as Codex sent it."""
 
@@ -71,6 +76,13 @@ class Request:
 
     def tool_names(self):
         return [t.get("name") or t.get("type") for t in self.body.get("tools") or [] if isinstance(t, dict)]
+
+    def namespace_tools(self, namespace):
+        """The tools offered inside a namespace tool (how Codex offers an MCP server's tools)."""
+        for tool in self.body.get("tools") or []:
+            if isinstance(tool, dict) and tool.get("type") == "namespace" and tool.get("name") == namespace:
+                return tool.get("tools") or []
+        return []
 
 
 class MockModel:
@@ -161,6 +173,9 @@ def _items(reply, request):
                           "content": [{"type": "output_text", "text": part["text"], "annotations": []}]})
         elif part["type"] == "shell":
             items.append(_shell_call(part["command"], request))
+        elif part["type"] == "function":
+            items.append({"type": "function_call", "namespace": part["namespace"], "name": part["name"],
+                          "call_id": _new_id("call"), "id": _new_id("fc"), "arguments": json.dumps(part["arguments"])})
         else:
             raise ValueError(f"unknown reply type {part['type']!r}")
     return items
