@@ -11,8 +11,12 @@ import json
 import shlex
 import sqlite3
 
-from codex_harness import agent_messages, om, thread_id
+import pytest
+
+from codex_harness import agent_messages, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell, tool_call
+
+pytestmark = pytest.mark.e2e
 
 HOOK_PROMPT = "<hook_prompt"
 CHECKPOINT_ENV = {"OM_CHECKPOINT_TURNS": "1"}
