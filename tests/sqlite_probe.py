@@ -68,3 +68,11 @@ def source_ids(path):
         return [row[0] for row in conn.execute("SELECT id FROM sources ORDER BY seq")]
     finally:
         conn.close()
+
+
+def max_seq(path):
+    conn = _connect(path)
+    try:
+        return conn.execute("SELECT coalesce(max(seq), 0) FROM sources").fetchone()[0]
+    finally:
+        conn.close()
