@@ -51,9 +51,33 @@ def _parser():
     i = cmd("import", "import another session's memory into this uncheckpointed session")
     i.add_argument("--from-store", required=True)
     i.add_argument("--from-session", required=True)
+    s = cmd("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON")
+    s.add_argument("query", nargs="+", help="natural-language words")
+    s.add_argument("--sources", action="store_true", help="include captured evidence")
+    s.add_argument("--include-retired", action="store_true", help="include retired memories")
+    s.add_argument("--limit", type=int, default=10, help="at most N results (1 to 100, default 10)")
+    d = cmd("doctor", "check runtime, store, Codex hooks and capture receipts")
+    d.add_argument("--json", action="store_true", help="print the findings as JSON")
+    d.add_argument("--store", dest="doctor_store", help="store to check (default: the global --store, "
+                   f"${STORE_ENV}, or the Codex plugin's data folder)")
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
     h.add_argument("--client", required=True, choices=["codex"])
+    _self_parser(cmd("self", "update, switch channel, roll back or install this standalone om"), Parser)
     return p
+
+
+def _self_parser(s, parser_class):
+    # `om self ...` (standalone distribution); its module is imported only when run.
+    ss = s.add_subparsers(dest="self_command", metavar="SUBCOMMAND", parser_class=parser_class)
+    u = ss.add_parser("update", help="update to the newest release of the channel")
+    u.add_argument("--check", action="store_true", help="only check: exit 100 when an update exists")
+    u.add_argument("--force", action="store_true", help="reinstall, or move back to an older release")
+    u.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    c = ss.add_parser("channel", help="print or set the update channel")
+    c.add_argument("channel", nargs="?", choices=["stable", "rc", "nightly"])
+    c.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    ss.add_parser("rollback", help="switch back to the previously installed version")
+    ss.add_parser("install", help="install the running zipapp as the `om` command")
 
 
 def _store_path(args):
@@ -117,6 +141,10 @@ def _run(args):
 
         # The hook owns its own output and never raises past this point.
         return run_hook(_store_path(args), sys.stdin.buffer, sys.stderr)
+    if command == "self":
+        from om.selfupdate.command import run
+
+        return run(args, sys.stdin, sys.stderr)
     if command == "capture":
         from om.jsonio import parse_capture
 
@@ -142,14 +170,17 @@ def _run(args):
         with _open(args) as ledger:
             if args.all:
                 return _json_out(ledger.entries())
-            from om.render import render_view
+            from om.render import render_ranked
 
-            return render_view(ledger.entries(active_only=True))
+            with ledger.reading():
+                return render_ranked(ledger.view_candidates(), ledger.active_count())
     if command == "prime":
         from om.render import render_prime
 
-        with _open(args) as ledger:
-            return render_prime(ledger.status(), ledger.store, ledger.entries(active_only=True))
+        with _open(args) as ledger, ledger.reading():
+            return render_prime(
+                ledger.status(), ledger.store, ledger.view_candidates(), ledger.active_count()
+            )
     if command == "recall":
         with _open(args) as ledger:
             return _json_out(ledger.recall(args.id))
@@ -163,6 +194,15 @@ def _run(args):
         return _json_out(
             import_session(_store_path(args), _session(args), args.from_store, args.from_session)
         )
+    if command == "search":
+        from om.search import search
+
+        with _open(args) as ledger:
+            return _json_out(
+                search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
+            )
+    if command == "doctor":
+        return _doctor(args)
     raise UsageError("om: a command is required (see om --help)")
 
 
@@ -172,6 +212,9 @@ def main(argv=None):
     try:
         args = _parser().parse_args(argv)
         out = _run(args)
+        code = 0
+        if isinstance(out, tuple):  # (text, exit status) from commands that report and judge
+            out, code = out
     except OmError as e:
         _emit_error(str(e))
         return e.exit_code
@@ -191,7 +234,15 @@ def main(argv=None):
             sys.stdout.flush()
         except BrokenPipeError:
             return 0
-    return 0
+    return code
+
+
+def _doctor(args):
+    from om.doctor import diagnose, render
+
+    report = diagnose(args.doctor_store or args.store or os.environ.get(STORE_ENV))
+    text = _json_out(report) if args.json else render(report)
+    return text, (1 if report["status"] == "fail" else 0)
 
 
 def _emit_error(message):

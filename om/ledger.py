@@ -148,7 +148,8 @@ class Ledger:
     def transaction(self, mode="IMMEDIATE"):
         return _Transaction(self.conn, mode)
 
-    def _read(self):
+    def reading(self):
+        """A consistent read snapshot (BEGIN DEFERRED), for several queries."""
         return _Transaction(self.conn, "DEFERRED")
 
     # -- meta ---------------------------------------------------------------
@@ -199,7 +200,13 @@ class Ledger:
         body = dumps(
             {"seq": 0, "id": source_id, "kind": kind, "timestamp": now(), "text": text, "truncated": truncated}
         )
-        self._write("INSERT OR IGNORE INTO sources(id, body) VALUES (?, ?)", (source_id, body))
+        # Not INSERT OR IGNORE alone: under AUTOINCREMENT an ignored insert still
+        # burns a sequence number, and a repeated capture must be a true no-op.
+        self._write(
+            "INSERT OR IGNORE INTO sources(id, body) SELECT ?1, ?2"
+            " WHERE NOT EXISTS (SELECT 1 FROM sources WHERE id = ?1)",
+            (source_id, body),
+        )
         return source_id
 
     def _write(self, sql, params):
@@ -211,7 +218,7 @@ class Ledger:
     # -- pending and status ---------------------------------------------------
 
     def pending(self):
-        with self._read():
+        with self.reading():
             cursor = self.cursor()
             sources, through, total = [], cursor, 0
             for seq, body in self.conn.execute(
@@ -236,7 +243,7 @@ class Ledger:
         return count, chars, oldest
 
     def status(self):
-        with self._read():
+        with self.reading():
             meta = dict(
                 self.conn.execute(
                     "SELECT key, value FROM meta WHERE key IN"
@@ -278,10 +285,32 @@ class Ledger:
             sql += " WHERE active = 1"
         return [_entry(*row) for row in self.conn.execute(sql + " ORDER BY seq")]
 
+    def view_candidates(self):
+        """Active entries as `(floor, load)` pairs in view priority order (see om.render.select).
+
+        SQLite ranks the rows and measures each text, so only entries that may
+        still fit the budget are ever parsed.
+        """
+        from om.render import line_floor
+
+        rows = self.conn.execute(
+            "SELECT seq, id, body, retirement, length(CAST(json_extract(body, '$.text') AS BLOB)) AS size,"
+            " CASE json_extract(body, '$.importance') WHEN 'critical' THEN 0 WHEN 'high' THEN 1"
+            " WHEN 'low' THEN 3 ELSE 2 END AS rank"
+            " FROM entries WHERE active = 1 ORDER BY rank, substr(id, 1, 2) = 'o-', seq DESC"
+        )
+        for seq, entry_id, body, retirement, size, _ in rows:
+            yield line_floor(entry_id, size or 0), (
+                lambda s=seq, i=entry_id, b=body, r=retirement: _entry(s, i, b, 1, r)
+            )
+
+    def active_count(self):
+        return self.conn.execute("SELECT count(*) FROM entries WHERE active = 1").fetchone()[0]
+
     def recall(self, item_id):
         if not isinstance(item_id, str) or not item_id:
             raise InputError("om: recall needs an id")
-        with self._read():
+        with self.reading():
             if item_id.startswith("s-"):
                 row = self.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (item_id,)).fetchone()
                 if row is None:
@@ -408,7 +437,9 @@ class Ledger:
             }
         )
         self.conn.execute(
-            "INSERT OR IGNORE INTO entries(id, body, active, retirement) VALUES (?, ?, 1, NULL)", (entry_id, body)
+            "INSERT OR IGNORE INTO entries(id, body, active, retirement) SELECT ?1, ?2, 1, NULL"
+            " WHERE NOT EXISTS (SELECT 1 FROM entries WHERE id = ?1)",
+            (entry_id, body),
         )
 
 

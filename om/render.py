@@ -39,16 +39,46 @@ def priority(entry):
     return (_RANK.get(entry["importance"], 2), 0 if entry["kind"] == "reflection" else 1, -entry["seq"])
 
 
-def select(entries, budget):
-    """Greedy pick by priority of entries whose lines fit `budget` bytes; ledger order out."""
+def line_floor(entry_id, text_bytes):
+    """A lower bound of `entry_line`'s size, from the id and the raw UTF-8 size of the text.
+
+    Quoting only ever adds bytes, kinds are at least 10 characters, importance
+    at least 3 and the quoted timestamp at least 2.
+    """
+    return len("- ") + len(entry_id.encode("utf-8")) + 11 + len(" importance=") + 3 + len(" at ") + 2 + len(": ") + 2 + text_bytes + 1
+
+
+#: No line can be shorter: an id of at least 2 bytes and a non-blank text.
+MIN_LINE = line_floor("o-", 1)
+
+
+def select(candidates, budget):
+    """Greedy pick, in priority order, of the entries whose lines fit `budget` bytes.
+
+    `candidates` yields `(floor, load)` pairs in priority order: `floor` is a
+    lower bound of the entry's line size and `load()` returns the entry. An
+    entry is loaded only when its floor still fits, and the scan stops once no
+    line at all could fit, so a large ledger costs little more than a small one.
+    Returns the chosen entries in ledger (seq) order.
+    """
     chosen, remaining = [], budget
-    for entry in sorted(entries, key=priority):
+    for floor, load in candidates:
+        if remaining < MIN_LINE:
+            break
+        if floor > remaining:
+            continue
+        entry = load()
         size = _size(entry_line(entry))
         if size <= remaining:
             chosen.append(entry)
             remaining -= size
     chosen.sort(key=lambda e: e["seq"])
     return chosen
+
+
+def _ranked(entries):
+    for entry in sorted(entries, key=priority):
+        yield _size(entry_line(entry)), (lambda e=entry: e)
 
 
 VIEW_HEADER = (
@@ -64,13 +94,18 @@ def _footer(omitted, total):
 
 
 def render_view(entries, budget=VIEW_BUDGET):
+    """The quoted view of a list of active entries."""
     entries = list(entries)
-    total = len(entries)
+    return render_ranked(_ranked(entries), len(entries), budget)
+
+
+def render_ranked(candidates, total, budget=VIEW_BUDGET):
+    """The quoted view from `(floor, load)` candidates in priority order (see `select`)."""
     # Reserve the footer at its widest so the final count can never overflow.
     reserve = _size(VIEW_HEADER) + _size(_footer(total, total))
     if reserve > budget:
         return ""
-    chosen = select(entries, budget - reserve)
+    chosen = select(candidates, budget - reserve)
     return VIEW_HEADER + "".join(entry_line(e) for e in chosen) + _footer(total - len(chosen), total)
 
 
@@ -100,7 +135,7 @@ def prime_header(status, store):
     return "\n".join(lines) + "\n"
 
 
-def render_prime(status, store, entries, budget=VIEW_BUDGET):
+def render_prime(status, store, candidates, total, budget=VIEW_BUDGET):
     """Header plus the view; the whole output stays within `budget` bytes when the header allows."""
     header = prime_header(status, store)
-    return header + render_view(entries, max(0, budget - _size(header)))
+    return header + render_ranked(candidates, total, max(0, budget - _size(header)))

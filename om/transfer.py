@@ -117,7 +117,11 @@ def _import_into(dest, snapshot, source_store, source_session):
         own = conn.execute("SELECT id, body FROM sources ORDER BY seq").fetchall()
         conn.execute("DELETE FROM sources")
         conn.executemany("INSERT INTO sources(seq, id, body) VALUES (?, ?, ?)", history)
-        conn.executemany("INSERT OR IGNORE INTO sources(id, body) VALUES (?, ?)", own)
+        conn.executemany(
+            "INSERT OR IGNORE INTO sources(id, body) SELECT ?1, ?2"
+            " WHERE NOT EXISTS (SELECT 1 FROM sources WHERE id = ?1)",
+            own,
+        )
         conn.executemany(
             "INSERT INTO entries(seq, id, body, active, retirement) VALUES (?, ?, ?, ?, ?)", entries
         )

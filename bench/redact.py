@@ -1,0 +1,114 @@
+"""Cost of `redact` on typical tool outputs, next to the hashing every capture
+does anyway (sha256 of the UTF-8 text), measured in the same run.
+
+Also the one-time costs a fresh hook process pays: importing `om.redact`, and
+the first call that has to import `re` and compile the rules.
+
+    python bench/redact.py
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from om.redact import redact  # noqa: E402
+
+# No trigger at all: a directory listing and a diff stat.
+CLEAN_NO_TRIGGER = (
+    "drwxr-xr-x  5 dev dev  4096 Mar  3 10:12 src\n"
+    "-rw-r--r--  1 dev dev  1834 Mar  3 10:12 README.md\n"
+    " src/om/ledger.py       | 120 +++++++++++++++------\n"
+    " 3 files changed, 97 insertions(+), 41 deletions(-)\n"
+)
+# Triggers the precheck (": ", "key", "token", "passed") but holds no secret.
+CLEAN_WITH_TRIGGERS = (
+    "tests/unit/test_ledger.py::test_capture_key_is_kept PASSED            [ 12%]\n"
+    "config = {\"key\": \"value\", \"max_tokens\": 4096, \"timeout\": 30}\n"
+    "usage: prompt_tokens=1234 completion_tokens=567 total=1801\n"
+    "commit 3f2a9c1e5b7d8f0a1c2e3b4d5f6a7b8c9d0e1f2a\nAuthor: Dev <dev@example.com>\n"
+    "see https://docs.example.com/api#auth for details\n"
+)
+# Real-looking secrets among ordinary lines.
+DIRTY = (
+    "export OPENAI_API_KEY=sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\n"
+    "GITHUB_TOKEN=ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n"
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPL1\n"
+    "DATABASE_URL=postgres://app:s3cr3t-pw@db.internal:5432/app\n"
+    "curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' https://api.example.com\n"
+    "{\"client_secret\": \"9f8e7d6c5b4a3210\", \"client_id\": \"app\"}\n"
+)
+
+
+def sized(unit, size):
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def per_call(fn, text, budget=0.3):
+    """Median-of-5 seconds per call, each sample looping for ~budget/5 s."""
+    n = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(n):
+            fn(text)
+        if time.perf_counter() - start > budget / 5:
+            break
+        n *= 2
+    samples = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(n):
+            fn(text)
+        samples.append((time.perf_counter() - start) / n)
+    return sorted(samples)[2]
+
+
+def baseline(text):
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def fresh(codes, rounds=25):
+    """Median wall seconds of a fresh `python -I -S -c code` per code, the
+    codes interleaved round by round so machine noise hits them alike."""
+    times = [[] for _ in codes]
+    for _ in range(rounds):
+        for i, code in enumerate(codes):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-I", "-S", "-c", code], check=True)
+            times[i].append(time.perf_counter() - start)
+    return [sorted(t)[len(t) // 2] for t in times]
+
+
+def main():
+    redact("password=hunter2hunter2")  # compile once, outside the timings
+    print(f"{'case':<28}{'size':>9}{'redact us':>12}{'sha256 us':>12}{'ratio':>8}")
+    for name, unit in (("clean, no trigger", CLEAN_NO_TRIGGER),
+                       ("clean, triggers the regexes", CLEAN_WITH_TRIGGERS),
+                       ("dirty", DIRTY)):
+        for size in (2_000, 100_000):
+            text = sized(unit, size)
+            r = per_call(redact, text)
+            b = per_call(baseline, text)
+            print(f"{name:<28}{size:>9}{r * 1e6:>12.1f}{b * 1e6:>12.1f}{r / b:>8.2f}")
+
+    prefix = f"import sys; sys.path.insert(0, {ROOT!r}); "
+    bare, imp, clean, dirty = fresh([
+        "pass",
+        prefix + "import om.redact",
+        prefix + "import om.redact as r; r.redact('plain text')",
+        prefix + "import om.redact as r; r.redact('password=hunter2hunter2')",
+    ])
+    print()
+    print("fresh process (python -I -S), median of 25 interleaved:")
+    print(f"  bare interpreter                      {bare * 1e3:7.1f} ms  1.00")
+    print(f"  + import om.redact                    {imp * 1e3:7.1f} ms  {imp / bare:.2f}")
+    print(f"  + redact(clean text)                  {clean * 1e3:7.1f} ms  {clean / bare:.2f}")
+    print(f"  + redact(dirty text): re + compile    {dirty * 1e3:7.1f} ms  {dirty / bare:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Search benchmark: prints ratios to baselines measured in the same run.
+
+- median `om search` latency on N sources (default 100,000) / median `om status`
+  on the same ledger (target <= 2x), both as CLI subprocesses, index warm;
+- index catch-up time per 1,000 new sources;
+- median `om capture` latency with / without an index present (target <= 1.10).
+
+Usage: python bench/search.py [--sources N] [--runs R]
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle docker image migration table index "
+         "query latency error warning failed passed commit branch merge review token auth session memory disk "
+         "network socket thread lock queue worker schedule cron backup restore config flag feature").split()
+
+
+def om(store, *args, input=None):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("OBSERVATIONAL_MEMORY_STORE", None)
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", "bench", *args],
+                       input=input, capture_output=True, env=env)
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"om {args[0]} failed: {p.stderr.decode()}")
+    return elapsed
+
+
+def fill(db, start, count, rng):
+    rows = []
+    for i in range(start, start + count):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 80))) + f" item{i}"
+        sid = f"s-{i:024x}"
+        rows.append((sid, json.dumps({"seq": 0, "id": sid, "kind": "tool", "timestamp": "2026-09-06T06:40:53Z",
+                                      "text": text, "truncated": False}, separators=(",", ":"))))
+    with sqlite3.connect(db) as c:
+        c.executemany("INSERT INTO sources(id, body) VALUES (?, ?)", rows)
+
+
+def median_of(fn, runs):
+    return statistics.median(fn() for _ in range(runs))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sources", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=15)
+    a = ap.parse_args()
+    rng = random.Random(7)
+    work = tempfile.mkdtemp(prefix="om-bench-search-")
+    try:
+        store = os.path.join(work, "store")
+        om(store, "status")
+        from om.store import database_path
+        from om.ledger import Ledger
+
+        with Ledger.open(store, "bench") as led:
+            db = led.path
+        fill(db, 0, a.sources, rng)
+
+        t = time.perf_counter()
+        om(store, "search", "--sources", "warmup")
+        first = time.perf_counter() - t
+        print(f"sources: {a.sources}")
+        print(f"first search (full index build + query): {first:.2f} s")
+
+        queries = [["--sources", "redis timeout"], ["--sources", "item4242"], ["--sources", "why did the deploy fail on retry"],
+                   ["--sources", "kafka"], ["redis cache"]]
+        status = median_of(lambda: om(store, "status"), a.runs)
+        print(f"status median: {status * 1000:.1f} ms")
+        for q in queries:
+            s = median_of(lambda: om(store, "search", *q), a.runs)
+            print(f"search {' '.join(q)!r}: {s * 1000:.1f} ms  ratio to status {s / status:.2f}x")
+
+        per = []
+        for k in range(3):
+            fill(db, a.sources + 10_000 * (k + 1), 1000, rng)
+            t = time.perf_counter()
+            om(store, "search", "--sources", "item1")
+            catch = time.perf_counter() - t
+            base = om(store, "search", "--sources", "item1")
+            per.append(catch - base)
+        print(f"catch-up per 1,000 new sources: {statistics.median(per) * 1000:.0f} ms (search with catch-up minus search without)")
+
+        # Capture with vs without an index: same ledger size, index dropped in one copy.
+        def capture_median(store_dir):
+            n = iter(range(10**9))
+            return median_of(lambda: om(store_dir, "capture", input=json.dumps(
+                {"kind": "tool", "text": f"capture bench {next(n)} {random.random()}", "key": "b"}).encode()), a.runs * 2)
+
+        plain = os.path.join(work, "plain")
+        shutil.copytree(store, plain)
+        from om import searchindex
+
+        with Ledger.open(plain, "bench") as led:
+            searchindex.drop(led.conn)
+            led.conn.execute("VACUUM")
+        with_index, without = [], []
+        for _ in range(3):
+            without.append(capture_median(plain))
+            with_index.append(capture_median(store))
+        w, wo = statistics.median(with_index), statistics.median(without)
+        print(f"capture median: {wo * 1000:.1f} ms without index, {w * 1000:.1f} ms with index: ratio {w / wo:.3f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

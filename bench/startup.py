@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Start-up time of the installed `om` against the bare interpreter, measured in one run.
+
+Builds the zipapp, installs it standalone into a temporary directory (launcher + extracted
+payload), then times, with the same interpreter and interleaved rounds:
+    bare       python3 -I -S -c pass
+    installed  <launcher> --version        (what shells and hooks run)
+    source     python3 -I -S -c '<import om.cli from the tree>' --version (launcher's floor)
+    pyz        python3 -I om.pyz --version  (the shiv zipapp run directly, warm cache)
+and prints medians and ratios to `bare`.
+
+Usage: python bench/startup.py [--rounds 40]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# The same import and call as the launcher, from the source tree: the launcher's own cost is the difference.
+SOURCE = "import sys; sys.argv[0] = 'om'; sys.path.insert(0, %r); from om.cli import main; sys.exit(main())"
+
+
+def timed(cmd, env):
+    t = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=40)
+    args = p.parse_args(argv)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("zipapp_build", ROOT / "build" / "zipapp.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    # The real binary, not a venv link or a pyenv shim: -I -S ignores site-packages anyway.
+    python = os.path.realpath(sys.executable)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        pyz = builder.build(root=ROOT, out_dir=tmp / "dist")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp), "OM_HOME": str(tmp / "home"),
+               "OM_BIN_DIR": str(tmp / "bin"), "SHIV_ROOT": str(tmp / "shiv")}
+        subprocess.run([python, "-I", str(pyz), "self", "install"], env=env, check=True, stdout=subprocess.DEVNULL)
+        commands = {
+            "bare": [python, "-I", "-S", "-c", "pass"],
+            "installed": [str(tmp / "bin" / "om"), "--version"],
+            "source": [python, "-I", "-S", "-c", SOURCE % str(ROOT), "--version"],
+            "pyz": [python, "-I", str(pyz), "--version"],
+        }
+        for cmd in commands.values():  # warm caches (shiv extraction, page cache)
+            for _ in range(3):
+                timed(cmd, env)
+        samples = {name: [] for name in commands}
+        for _ in range(args.rounds):
+            for name, cmd in commands.items():
+                samples[name].append(timed(cmd, env))
+    med = {name: statistics.median(v) * 1000 for name, v in samples.items()}
+    print(f"interpreter: {python} ({sys.version.split()[0]}), {args.rounds} rounds, medians")
+    for name in commands:
+        print(f"{name:10s} {med[name]:7.1f} ms   x{med[name] / med['bare']:.2f} of bare")
+    print(f"installed is x{med['pyz'] / med['installed']:.2f} faster than running the pyz directly")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Capture receipts: a cheap record, per hook event, that the hook ran and how it went.
+
+Invariants:
+- One small JSON file per event, `<store>/receipts/<Event>.json`, replaced
+  atomically (write a private temp file, then rename), so a reader never sees
+  a torn receipt and a crashed writer leaves the previous one intact.
+- Only `os` and `om.jsonio`: recording costs a read, a write and a rename, and
+  never raises (a hook must not fail because its receipt could not be written).
+- Concurrent hooks of one event may race; the last writer wins. Receipts are
+  evidence that capture works, not an audit log.
+
+File format (compact JSON):
+  {"event": "Stop", "last_at": 1767200000.123, "outcome": "ok",
+   "duration_ms": 41.7, "runs": 12, "failures": 1, "last_failure_at": 1767100000.0,
+   "recent_ms": [39.0, 44.2, ...]}        # the last RECENT durations, oldest first
+"""
+
+import os
+
+from om.jsonio import dumps, loads
+
+DIR = "receipts"
+RECENT = 50
+OUTCOMES = ("ok", "skipped", "failed")
+
+
+def path(store, event):
+    return os.path.join(store, DIR, _safe(event) + ".json")
+
+
+def record(store, event, outcome, duration_ms, now=None):
+    """Record one hook run. outcome: "ok", "skipped" (paused, ignored event) or "failed"."""
+    try:
+        import time
+
+        at = time.time() if now is None else now
+        directory = os.path.join(store, DIR)
+        target = path(store, event)
+        try:
+            with open(target, "rb") as f:
+                previous = loads(f.read().decode("utf-8"))
+            if not isinstance(previous, dict):
+                previous = {}
+        except Exception:
+            previous = {}
+        recent = [x for x in previous.get("recent_ms", []) if isinstance(x, (int, float))][-(RECENT - 1):]
+        recent.append(round(float(duration_ms), 1))
+        failed = outcome == "failed"
+        receipt = {
+            "event": str(event),
+            "last_at": round(at, 3),
+            "outcome": outcome if outcome in OUTCOMES else "failed",
+            "duration_ms": round(float(duration_ms), 1),
+            "runs": int(previous.get("runs", 0)) + 1,
+            "failures": int(previous.get("failures", 0)) + (1 if failed else 0),
+            "last_failure_at": round(at, 3) if failed else previous.get("last_failure_at"),
+            "recent_ms": recent,
+        }
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        temp = f"{target}.{os.getpid()}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, dumps(receipt).encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+        return True
+    except Exception:
+        return False
+
+
+def read_all(store):
+    """{event: receipt} of every readable receipt in the store."""
+    found = {}
+    directory = os.path.join(store, DIR)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return found
+    for name in names:
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(directory, name), "rb") as f:
+                receipt = loads(f.read().decode("utf-8"))
+        except Exception:
+            continue
+        if isinstance(receipt, dict) and isinstance(receipt.get("event"), str):
+            found[receipt["event"]] = receipt
+    return found
+
+
+def _safe(event):
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(event))[:64] or "unknown"

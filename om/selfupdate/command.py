@@ -1,0 +1,218 @@
+"""`om self update|channel|rollback|install`: the standalone install's own lifecycle.
+
+Invariants:
+- Ownership is settled first, from the file system only: a plugin-managed or
+  package-manager runtime is refused before any network request.
+- Nothing is switched until the new version is downloaded, verified (size, sha256
+  against every published checksum) and has run `--version` from its final layout;
+  any failure leaves the launcher, the receipt and every published version as they were.
+- Never an implicit downgrade: moving to an older release needs --force (and a yes).
+Returns the text to print; raises OmError subclasses (UpdateAvailable for --check).
+"""
+
+import os
+
+from om.errors import OmError, UpdateAvailable, UsageError
+from om.selfupdate import channel as channels
+from om.selfupdate import layout, ownership
+
+
+def run(args, stdin=None, stderr=None):
+    sub = getattr(args, "self_command", None)
+    if sub == "update":
+        return update(args.check, args.force, args.yes, stdin, stderr)
+    if sub == "channel":
+        return set_channel(args.channel, args.yes, stdin, stderr)
+    if sub == "rollback":
+        return rollback()
+    if sub == "install":
+        return install()
+    raise UsageError("om: self needs a subcommand: update, channel, rollback or install")
+
+
+def _confirm(question, yes, stdin, stderr, refusal):
+    if yes:
+        return
+    try:
+        interactive = stdin is not None and stdin.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if not interactive:
+        raise UsageError(refusal)
+    stderr.write(f"{question} [y/N] ")
+    stderr.flush()
+    answer = stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise OmError("om: cancelled; nothing changed")
+
+
+# --- update -----------------------------------------------------------------------
+
+
+def _current(receipt, home):
+    from om.selfupdate.version import try_parse
+
+    v = try_parse(receipt.get("current") or "")
+    if v is None:
+        raise OmError(f"om: the receipt in {home} names no valid current version")
+    return v
+
+
+def _newest(client, channel):
+    from om.selfupdate import releases
+
+    if channel == "stable":
+        latest = client.latest()
+        if latest is not None:
+            found = releases.best([latest], "stable")
+            if found:
+                return found
+    return releases.best(client.releases(), channel)
+
+
+def update(check=False, force=False, yes=False, stdin=None, stderr=None):
+    ownership.refuse_if_foreign()
+    home = ownership.standalone_home()
+    receipt = layout.read_receipt(home)
+    current = _current(receipt, home)
+    channel = channels.read()
+
+    from om.selfupdate import github
+
+    settings = github.Settings()
+    client = github.Client(settings)
+    found = _newest(client, channel)
+    if found is None:
+        raise OmError(f"om: no {channel} release of {settings.repo} found")
+    target, release = found
+    if check:
+        if target > current:
+            raise UpdateAvailable(f"om: update available: {current} → {target} ({channel})")
+        if target == current:
+            return f"om: up to date ({current}, {channel})\n"
+        return f"om: up to date ({current}; the newest {channel} release, {target}, is older)\n"
+    if target == current and not force:
+        return f"om: already on {current}, the newest {channel} release\n"
+    if target < current:
+        if not force:
+            return (
+                f"om: {current} is newer than the newest {channel} release {target}; staying on it "
+                f"(use --force to install {target})\n"
+            )
+        _confirm(
+            f"Move back from {current} to {target}?", yes, stdin, stderr,
+            f"om: moving back from {current} to {target} needs confirmation; rerun with -y",
+        )
+    with layout.UpdateLock(home):
+        receipt = layout.read_receipt(home)
+        before = receipt.get("current")
+        _install_release(client, home, receipt, target, release, stderr)
+        layout.activate(home, receipt, target)
+        layout.collect_garbage(home, receipt)
+    if before == str(target):
+        return f"om: reinstalled {target} ({channel})\n"
+    return f"om: updated {before} → {target} ({channel})\n"
+
+
+def _install_release(client, home, receipt, version, release, stderr):
+    from om.selfupdate import releases
+    from om.selfupdate.progress import Progress
+
+    name = releases.asset_name(version)
+    asset = releases.find_asset(release, name)
+    if asset is None:
+        raise OmError(f"om: release {release.get('tag_name')} has no asset {name}; nothing changed")
+    sums_asset = releases.find_asset(release, releases.SUMS_NAME)
+    sums_text = None
+    if sums_asset is not None:
+        sums_text = client.fetch_small(sums_asset).decode("utf-8", "replace")
+    vroot = layout.versions_dir(home)
+    os.makedirs(vroot, exist_ok=True)
+    tmp = os.path.join(vroot, ".download.%d.%s.tmp" % (os.getpid(), os.urandom(4).hex()))
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        progress = Progress(stderr, name, asset.get("size"))
+        ok = False
+        try:
+            with os.fdopen(fd, "wb") as out:
+                limit = asset.get("size") if isinstance(asset.get("size"), int) else None
+                sha, size = client.download(asset, out, progress, limit=limit)
+                out.flush()
+                os.fsync(out.fileno())
+            ok = True
+        finally:
+            progress.finish(ok)
+        sha = releases.verify(asset, sha, size, sums_text)
+        layout.publish_payload(home, version, tmp, sha, receipt["python"])
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+# --- channel, rollback, install ---------------------------------------------------
+
+
+def set_channel(channel, yes=False, stdin=None, stderr=None):
+    current = channels.read()
+    if channel is None:
+        return f"{current}\n"
+    ownership.refuse_if_foreign()
+    if channel == current:
+        return f"om: already on the {channel} channel\n"
+    if channel != "stable":
+        _confirm(
+            f"Switch to the {channel} channel (pre-releases, may be less stable)?", yes, stdin, stderr,
+            f"om: switching to the {channel} channel needs confirmation; rerun with -y",
+        )
+    channels.write(channel)
+    if channel == "stable":
+        return (
+            f"om: channel set to stable; you keep your version until a newer stable release ships "
+            f"(`om self update --force` moves back now)\n"
+        )
+    return f"om: channel set to {channel}; run `om self update` to get its newest release\n"
+
+
+def rollback():
+    ownership.refuse_if_foreign()
+    home = ownership.standalone_home()
+    with layout.UpdateLock(home):
+        receipt = layout.read_receipt(home)
+        current, previous = receipt.get("current"), receipt.get("previous")
+        if not previous or not os.path.isfile(os.path.join(layout.lib_dir(home, previous), "om", "__init__.py")):
+            raise OmError("om: there is no previous version to roll back to")
+        layout.activate(home, receipt, previous)
+    return f"om: rolled back {current} → {previous}\n"
+
+
+def install():
+    import zipfile
+
+    from om import __version__
+    from om.selfupdate import locations
+    from om.selfupdate.version import try_parse
+
+    pyz = locations.entry_path()
+    if not pyz or not os.path.isfile(pyz) or not zipfile.is_zipfile(pyz):
+        raise UsageError(
+            "om: `om self install` runs from the downloaded zipapp: python3 om-<version>.pyz self install"
+        )
+    if try_parse(__version__) is None:
+        raise OmError(f"om: this build's version {__version__!r} is not a release version")
+    home = locations.data_home()
+    launcher = os.path.join(locations.bin_dir(), "om")
+    python = layout.interpreter()
+    with layout.UpdateLock(home):
+        receipt = layout.read_receipt(home) or layout.new_receipt(launcher, python)
+        receipt["launcher"], receipt["python"] = launcher, python
+        before = receipt.get("current")
+        layout.publish_payload(home, __version__, pyz, layout.sha256_file(pyz), python)
+        layout.activate(home, receipt, __version__)
+    lines = [f"om: installed {__version__} in {home}" + (f" (was {before})" if before and before != __version__ else "")]
+    lines.append(f"om: launcher {launcher}")
+    path_dirs = [os.path.abspath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    if os.path.dirname(launcher) not in path_dirs:
+        lines.append(f"om: add {os.path.dirname(launcher)} to PATH to run `om`")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Publish an om release on GitHub: version, build, draft, upload, publish, optionally pin.
+
+Invariants:
+- Tags follow om/selfupdate/version.py exactly: stable vX.Y.Z, rc vX.Y.Z-rc.N (N = one
+  more than the highest rc of X.Y.Z already released), nightly vX.Y.Z-dev.YYYYMMDDHHMM
+  (UTC), where X.Y.Z is the next version named in om/__init__.py.
+- A release becomes visible only complete: it is created as a draft, every asset is
+  uploaded and its size checked, and only then is it published (drafts are invisible
+  to `om self update`).
+- plugin-pins.json is written only here (--pin), from the published asset's bytes.
+
+Settings: GITHUB_TOKEN (required by GitHub), --api-url / OM_RELEASE_API_URL (default
+https://api.github.com), --repo / GITHUB_REPOSITORY (default the project's repository).
+
+Usage:
+    python release/publish.py --tag v1.2.0-rc.1          # CI on a pushed tag
+    python release/publish.py --channel nightly          # CI schedule
+    python release/publish.py --channel stable --pin     # maintainer, pins the plugin
+"""
+
+import argparse
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from om import PROTOCOL_VERSION  # noqa: E402
+from om.selfupdate import pins  # noqa: E402
+from om.selfupdate.locations import DEFAULT_API_URL, DEFAULT_REPO  # noqa: E402
+from om.selfupdate.version import in_channel, nightly, parse, rc, try_parse  # noqa: E402
+
+
+class ReleaseError(Exception):
+    pass
+
+
+class GitHub:
+    def __init__(self, api, repo, token, timeout=60):
+        self.api = api.rstrip("/")
+        self.repo = repo
+        self.http = requests.Session()
+        self.http.headers.update({
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "om-release",
+        })
+        if token:
+            self.http.headers["Authorization"] = f"Bearer {token}"
+        self.timeout = timeout
+
+    def _check(self, resp, what):
+        if resp.status_code >= 400:
+            raise ReleaseError(f"{what}: HTTP {resp.status_code}: {resp.text[:300]}")
+        return resp
+
+    def releases(self):
+        url = f"{self.api}/repos/{self.repo}/releases?per_page=100"
+        out = []
+        while url:
+            resp = self._check(self.http.get(url, timeout=self.timeout), "listing releases")
+            out.extend(resp.json())
+            url = resp.links.get("next", {}).get("url")
+        return out
+
+    def create_draft(self, version, target):
+        body = {
+            "tag_name": version.tag, "target_commitish": target, "name": f"om {version}",
+            "body": f"om {version} ({version.channel} channel).",
+            "draft": True, "prerelease": version.is_prerelease,
+            "make_latest": "false" if version.is_prerelease else "true",
+        }
+        url = f"{self.api}/repos/{self.repo}/releases"
+        return self._check(self.http.post(url, json=body, timeout=self.timeout), "creating the draft").json()
+
+    def upload(self, release, name, data):
+        url = release["upload_url"].split("{", 1)[0]
+        resp = self.http.post(url, params={"name": name}, data=data, timeout=self.timeout,
+                              headers={"Content-Type": "application/octet-stream"})
+        asset = self._check(resp, f"uploading {name}").json()
+        if asset.get("size") != len(data):
+            raise ReleaseError(f"uploading {name}: GitHub stored {asset.get('size')} bytes of {len(data)}")
+        digest = asset.get("digest")
+        if digest and digest != "sha256:" + hashlib.sha256(data).hexdigest():
+            raise ReleaseError(f"uploading {name}: GitHub's digest {digest} does not match")
+        return asset
+
+    def publish(self, release, version):
+        body = {"draft": False, "make_latest": "false" if version.is_prerelease else "true"}
+        return self._check(self.http.patch(release["url"], json=body, timeout=self.timeout), "publishing").json()
+
+
+def next_version(channel, base, existing_tags, now=None):
+    """The version to release next on `channel` for the next version `base`."""
+    base = parse(base).base
+    if channel == "stable":
+        return parse(base)
+    if channel == "rc":
+        numbers = [v[4] for v in map(try_parse, existing_tags) if v and v.base == base and v.label == "rc"]
+        return rc(base, max(numbers, default=0) + 1)
+    if channel == "nightly":
+        return nightly(base, now or time.strftime("%Y%m%d%H%M", time.gmtime()))
+    raise ReleaseError(f"unknown channel {channel!r}")
+
+
+def load_builder():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("om_build_zipapp", ROOT / "build" / "zipapp.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Build and publish an om release on GitHub.")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--tag", help="release exactly this tag (CI on tag push)")
+    g.add_argument("--channel", choices=["stable", "rc", "nightly"], help="compute the next tag of a channel")
+    p.add_argument("--version", help="next version X.Y.Z (default: om/__init__.py)")
+    p.add_argument("--now", help="nightly timestamp YYYYMMDDHHMM (default: now, UTC)")
+    p.add_argument("--target", default=os.environ.get("GITHUB_SHA", "main"), help="commit or branch to tag")
+    p.add_argument("--api-url", default=os.environ.get("OM_RELEASE_API_URL", DEFAULT_API_URL))
+    p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", DEFAULT_REPO))
+    p.add_argument("--out-dir", default=str(ROOT / "dist"))
+    p.add_argument("--pin", action="store_true", help="write plugin-pins.json for the published release")
+    p.add_argument("--pins-file", default=str(ROOT / "plugin-pins.json"))
+    p.add_argument("--dry-run", action="store_true", help="print the tag and build, publish nothing")
+    args = p.parse_args(argv)
+    try:
+        return publish(args)
+    except (ReleaseError, ValueError, requests.RequestException) as e:
+        print(f"release/publish.py: {e}", file=sys.stderr)
+        return 1
+
+
+def publish(args):
+    gh = GitHub(args.api_url, args.repo, os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN"))
+    builder = load_builder()
+    base = args.version or parse(builder.source_version(ROOT).split("+")[0]).base
+    existing = [r.get("tag_name") for r in gh.releases()]
+    if args.tag:
+        version = parse(args.tag)
+        if not args.tag.startswith("v"):
+            raise ReleaseError(f"tags start with v: {args.tag!r}")
+    else:
+        version = next_version(args.channel, base, existing, args.now)
+        if not in_channel(version, args.channel):
+            raise ReleaseError(f"{version} is not a {args.channel} version")
+    if version.tag in existing:
+        raise ReleaseError(f"{version.tag} is already released")
+    pyz = builder.build(root=ROOT, out_dir=Path(args.out_dir), version=str(version))
+    data = pyz.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    sums = f"{digest}  {pyz.name}\n".encode()
+    (Path(args.out_dir) / "SHA256SUMS").write_bytes(sums)
+    print(f"{version.tag}: built {pyz.name} sha256 {digest}")
+    if args.dry_run:
+        return 0
+    draft = gh.create_draft(version, args.target)
+    gh.upload(draft, pyz.name, data)
+    gh.upload(draft, "SHA256SUMS", sums)
+    published = gh.publish(draft, version)
+    print(f"{version.tag}: published {published.get('html_url') or published.get('url')}")
+    if args.pin:
+        pin = {"version": str(version), "tag": version.tag, "protocol": PROTOCOL_VERSION,
+               "asset": pyz.name, "sha256": digest, "size": len(data), "repo": args.repo}
+        Path(args.pins_file).write_text(pins.dumps(pin), encoding="utf-8")
+        print(f"{version.tag}: pinned in {args.pins_file}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

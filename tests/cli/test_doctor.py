@@ -1,0 +1,187 @@
+"""`om doctor`: each check driven to ok, warn and fail with a throwaway CODEX_HOME."""
+
+import hashlib
+import json
+import os
+import sqlite3
+
+import pytest
+
+from conftest import run_om
+
+PLUGIN_ID = "om@observational-memory"
+HOOK = {"type": "command", "command": 'sh "${PLUGIN_ROOT}/hooks/om-hook" || true', "timeout": 30}
+EVENTS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "PostToolUse": "post_tool_use", "Stop": "stop"}
+
+
+def identity_hash(event):
+    # The recipe in Codex 0.169.0 (see the Codex report): canonical JSON of the unexpanded hook.
+    norm = {"event_name": EVENTS[event], "hooks": [{"type": "command", "command": HOOK["command"], "timeout": 30, "async": False}]}
+    blob = json.dumps(norm, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
+
+
+def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=(), writable=None, mode=None):
+    home = tmp_path / "codex-home"
+    root = home / "plugins" / "cache" / "observational-memory" / "om" / "0.1.0"
+    (root / "hooks").mkdir(parents=True)
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {e: [{"hooks": [HOOK]}] for e in events}}))
+    lines = [f'[plugins."{PLUGIN_ID}"]', f"enabled = {'true' if enabled else 'false'}", ""]
+    if mode:
+        lines.insert(0, f'sandbox_mode = "{mode}"')
+    if writable:
+        lines += ["[sandbox_workspace_write]", f"writable_roots = {json.dumps([str(writable)])}", ""]
+    if trust:
+        for e in events:
+            h = identity_hash(e) if e not in stale else "sha256:" + "0" * 64
+            lines += [f'[hooks.state."{PLUGIN_ID}:hooks/hooks.json:{EVENTS[e]}:0:0"]', f'trusted_hash = "{h}"',
+                      'trusted_content_hash = "sha256:' + "1" * 64 + '"', ""]
+    (home / "config.toml").write_text("\n".join(lines))
+    return home
+
+
+def doctor(home, store, *extra, env=None):
+    e = {"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    if env:
+        e.update(env)
+    return run_om("doctor", "--json", *(["--store", store] if store else []), *extra, env=e)
+
+
+def check(result, name):
+    (c,) = [c for c in result.json["checks"] if c["check"] == name]
+    return c
+
+
+def make_store(tmp_path, receipts=True, **record):
+    store = tmp_path / "store"
+    r = run_om("--store", store, "--session", "s1", "capture", input=json.dumps({"kind": "user", "text": "x", "key": "k"}))
+    assert r.returncode == 0, r
+    if receipts:
+        from om.receipts import record as rec
+
+        for e in EVENTS:
+            rec(str(store), e, record.get("outcome", "ok"), record.get("ms", 40.0))
+    return store
+
+
+def test_a_healthy_installation_is_all_ok_and_exits_zero(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    r = doctor(home, store)
+    assert r.returncode == 0, r
+    assert {c["check"]: c["status"] for c in r.json["checks"] if c["status"] != "ok"} == {}
+    assert r.json["status"] == "ok"
+    assert all(c["fix"] == "" for c in r.json["checks"])
+    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home)})
+    assert text.returncode == 0 and "store.integrity" in text.stdout
+
+
+def test_without_store_it_checks_the_codex_plugin_data_folder(tmp_path):
+    home = make_home(tmp_path)
+    r = doctor(home, None)
+    assert r.json["store"].endswith("plugins/data/om-observational-memory")
+    assert check(r, "store.exists")["status"] == "warn"
+
+
+def test_store_checks_fail_on_a_corrupt_database_and_warn_on_loose_permissions_and_leftovers(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    os.chmod(store, 0o755)
+    (store / ".om-tmp-abc").mkdir()
+    r = doctor(home, store)
+    assert check(r, "store.permissions")["status"] == "warn" and "chmod" in check(r, "store.permissions")["fix"]
+    assert check(r, "store.temp")["status"] == "warn" and ".om-tmp-abc" in check(r, "store.temp")["fix"]
+    assert r.returncode == 0
+    (session,) = [d for d in store.iterdir() if d.name.startswith("session-")]
+    db = session / "memory.sqlite3"
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+    r = doctor(home, store)
+    assert check(r, "store.integrity")["status"] == "fail" and "schema version" in check(r, "store.integrity")["finding"]
+    assert r.returncode == 1 and r.json["status"] == "fail"
+    db.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84 + os.urandom(4000))
+    r = doctor(home, store)
+    assert check(r, "store.integrity")["status"] == "fail" and r.returncode == 1
+    assert "mv " in check(r, "store.integrity")["fix"]
+
+
+def test_codex_plugin_missing_warns_and_disabled_fails(tmp_path):
+    store = make_store(tmp_path)
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    r = doctor(empty, store)
+    assert check(r, "codex.plugin")["status"] == "warn" and "codex plugin add om@observational-memory" in check(r, "codex.plugin")["fix"]
+    r = doctor(make_home(tmp_path, enabled=False), store)
+    assert check(r, "codex.plugin")["status"] == "fail" and r.returncode == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"trust": False}, "untrusted"),
+        ({"stale": ("Stop",)}, "changed since trusted: Stop"),
+        ({"events": ("SessionStart", "Stop")}, "not registered for UserPromptSubmit, PostToolUse"),
+    ],
+)
+def test_hooks_that_codex_would_skip_fail_with_the_reason(tmp_path, kwargs, words):
+    store = make_store(tmp_path)
+    r = doctor(make_home(tmp_path, writable=store, **kwargs), store)
+    c = check(r, "codex.hooks")
+    assert c["status"] == "fail" and words in c["finding"] and c["fix"]
+    assert r.returncode == 1
+
+
+def test_sandbox_warns_unless_the_store_is_writable_or_full_access(tmp_path):
+    store = make_store(tmp_path)
+    r = doctor(make_home(tmp_path), store)
+    c = check(r, "codex.sandbox")
+    assert c["status"] == "warn" and str(store) in c["fix"] and "writable_roots" in c["fix"]
+    r = doctor(make_home(tmp_path / "b", writable=tmp_path), store)
+    assert check(r, "codex.sandbox")["status"] == "ok"
+    r = doctor(make_home(tmp_path / "c", mode="danger-full-access"), store)
+    assert check(r, "codex.sandbox")["status"] == "ok"
+
+
+def test_receipts_flag_events_that_never_ran_failures_and_slow_hooks(tmp_path):
+    store = make_store(tmp_path, receipts=False)
+    home = make_home(tmp_path, writable=store)
+    r = doctor(home, store)
+    assert check(r, "capture.Stop")["status"] == "warn" and "never ran" in check(r, "capture.Stop")["finding"]
+    from om.receipts import record
+
+    for e in EVENTS:
+        record(str(store), e, "ok", 30.0)
+    record(str(store), "Stop", "failed", 12.0)
+    r = doctor(home, store)
+    assert check(r, "capture.SessionStart")["status"] == "ok"
+    assert check(r, "capture.Stop")["status"] == "fail" and r.returncode == 1
+    record(str(store), "Stop", "ok", 20.0)
+    assert check(doctor(home, store), "capture.Stop")["status"] == "warn"
+    for _ in range(20):
+        record(str(store), "PostToolUse", "ok", 900.0)
+    c = check(doctor(home, store), "capture.PostToolUse")
+    assert c["status"] == "warn" and "p95" in c["finding"]
+
+
+def test_hook_python_warns_on_a_version_manager_shim_and_path_warns_on_another_om(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    (store / ".om-python").write_text("/home/u/.pyenv/shims/python3\n")
+    r = doctor(home, store)
+    assert check(r, "runtime.hook_python")["status"] == "warn"
+    real = tmp_path / "py"
+    real.write_text("#!/bin/sh\n")
+    real.chmod(0o755)
+    (store / ".om-python").write_text(f"{real}\n")
+    assert check(doctor(home, store), "runtime.hook_python")["status"] == "ok"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    other = bindir / "om"
+    other.write_text("#!/usr/bin/python3\nfrom observational_memory.cli import main\nmain()\n")
+    other.chmod(0o755)
+    r = doctor(home, store, env={"PATH": f"{bindir}:{os.environ['PATH']}"})
+    assert check(r, "runtime.path")["status"] == "warn" and "observational-memory" in check(r, "runtime.path")["fix"]
+    other.write_text("#!/usr/bin/env python3\nfrom om.cli import main\nmain()\n")
+    r = doctor(home, store, env={"PATH": f"{bindir}:{os.environ['PATH']}"})
+    assert check(r, "runtime.path")["status"] == "ok"
+

@@ -1,0 +1,369 @@
+"""`om search`: ranking, Unicode, plain-word queries, filters, and an index that never fails."""
+
+import ctypes
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, Result
+
+ENTRY_BASE = 1 << 40
+
+
+def capture(om, text, kind="tool", key="k"):
+    r = om("capture", input=json.dumps({"kind": kind, "text": text, "key": key}))
+    assert r.returncode == 0, r
+    return r.json["source_id"]
+
+
+def observe(om, *observations):
+    """Checkpoint everything pending with the given (text, source_id[, importance]) observations."""
+    through = om("pending").json["through"]
+    obs = [{"text": o[0], "source_ids": [o[1]], "importance": o[2] if len(o) > 2 else "medium"} for o in observations]
+    r = om("apply", input=json.dumps({"through": through, "observations": obs}))
+    assert r.returncode == 0, r
+    return r.json["observations"]
+
+
+def search(om, *args):
+    r = om("search", *args)
+    assert r.returncode == 0, r
+    return r.json["results"]
+
+
+def ids(results):
+    return [r["id"] for r in results]
+
+
+def db_path(om):
+    r = om("status")
+    return r.json["database"]
+
+
+def test_an_exact_phrase_ranks_above_the_same_words_scattered(om):
+    scattered = capture(om, "the disk was full, so the build cache could not grow and the rollback started")
+    phrase = capture(om, "we had to rollback the build cache after the failed deploy")
+    results = search(om, "--sources", "build cache rollback")
+    assert ids(results)[:2] == [phrase, scattered] or ids(results)[0] == phrase
+    results = search(om, "--sources", "build cache")
+    assert set(ids(results)) == {phrase, scattered}
+    s2 = capture(om, "cache of the build system")
+    results = search(om, "--sources", "the build cache")
+    assert ids(results)[0] in (phrase, scattered) and ids(results)[-1] == s2
+
+
+def test_a_paraphrase_sharing_some_words_still_finds_evidence_ranked_by_terms_covered(om):
+    two = capture(om, "postgres connection pool exhausted during the nightly import")
+    one = capture(om, "the import finished in four minutes")
+    capture(om, "unrelated note about the logo colours")
+    results = search(om, "--sources", "why was the postgres pool exhausted at night")
+    assert ids(results) == [two, one] or ids(results)[0] == two
+    assert two in ids(results)
+    assert all(r["kind"] == "source" for r in results)
+
+
+def test_a_memory_precedes_a_source_with_the_same_text_only_when_sources_are_asked_for(om):
+    text = "Deploys go through the blue green switch on Fridays"
+    sid = capture(om, text)
+    (oid,) = observe(om, (text, sid))
+    with_sources = search(om, "--sources", "blue green switch")
+    assert ids(with_sources) == [oid, sid]
+    assert with_sources[0]["score"] == with_sources[1]["score"]
+    assert ids(search(om, "blue green switch")) == [oid]
+
+
+def test_a_more_relevant_source_ranks_above_a_less_relevant_memory(om):
+    sid = capture(om, "kafka consumer lag grew; kafka consumer restarted; lag cleared")
+    other = capture(om, "weekly sync notes")
+    (oid,) = observe(om, ("The weekly sync mentioned kafka once.", other))
+    results = search(om, "--sources", "kafka consumer lag")
+    assert ids(results) == [sid, oid]
+
+
+def test_default_search_returns_active_memories_only_with_their_fields(om):
+    sid = capture(om, "The CI runner image pins Python 3.11")
+    (oid,) = observe(om, ("CI pins Python 3.11 in the runner image.", sid, "high"))
+    (result,) = search(om, "python runner")
+    assert result["id"] == oid
+    assert result["kind"] == "observation"
+    assert result["active"] is True
+    assert result["importance"] == "high"
+    assert result["seq"] == 1
+    assert isinstance(result["score"], float)
+    assert "[Python]" in result["snippet"] and "[runner]" in result["snippet"]
+    assert "replacement_ids" not in result
+
+
+def test_retired_memories_appear_only_when_asked_and_name_their_replacements(om):
+    s1 = capture(om, "staging database lives on host alpha")
+    (old,) = observe(om, ("The staging database is on host alpha.", s1))
+    s2 = capture(om, "staging database moved to host beta")
+    through = om("pending").json["through"]
+    r = om(
+        "apply",
+        input=json.dumps(
+            {
+                "through": through,
+                "observations": [{"text": "The staging database is on host beta.", "source_ids": [s2]}],
+            }
+        ),
+    )
+    (new,) = r.json["observations"]
+    r = om("apply", input=json.dumps({"through": through, "retire": [{"id": old, "reason": "Moved.", "replacement_ids": [new]}]}))
+    assert r.returncode == 0, r
+    assert ids(search(om, "staging database host")) == [new]
+    results = search(om, "--include-retired", "staging database host")
+    assert set(ids(results)) == {old, new}
+    retired = next(x for x in results if x["id"] == old)
+    assert retired["active"] is False and retired["replacement_ids"] == [new]
+    assert "replacement_ids" not in next(x for x in results if x["id"] == new)
+
+
+@pytest.mark.parametrize(
+    "text, query",
+    [
+        ("Le café est fermé le lundi", "cafe ferme"),
+        ("the cafe is closed on monday", "café"),
+        ("Über die Brücke", "uber brucke"),
+        ("Сервер упал после обновления", "СЕРВЕР упал"),
+        ("Сервер упал после обновления", "обновления сервер"),
+        ("数据库连接超时了", "连接超时"),
+        ("数据库连接超时了", "数据库"),
+        ("東京の天気は晴れです", "天気"),
+        ("서울에서 배포가 실패했습니다", "배포가"),
+    ],
+)
+def test_unicode_words_are_found_with_case_and_accents_folded(om, text, query):
+    sid = capture(om, text)
+    capture(om, "an unrelated english line")
+    assert ids(search(om, "--sources", query)) == [sid]
+
+
+def test_cjk_queries_rank_texts_sharing_more_characters_first(om):
+    full = capture(om, "数据库连接超时")
+    part = capture(om, "连接成功")
+    results = search(om, "--sources", "数据库连接超时")
+    assert ids(results)[0] == full and part in ids(results)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced retry', "retry*", "-retry", "retry:", "(retry", "retry)", "NEAR(retry)", "retry AND", "OR retry",
+     "NOT retry", "retry^", "{retry}", "retry + 1", "col:retry", "'retry'", "retry\\", "retry;DROP TABLE sources"],
+)
+def test_fts_syntax_characters_in_a_query_are_treated_as_plain_words(om, query):
+    sid = capture(om, "the job will retry three times before giving up")
+    results = search(om, "--sources", "--", query)
+    assert sid in ids(results)
+
+
+def test_stop_words_do_not_count(om):
+    sid = capture(om, "redis eviction policy set to allkeys-lru")
+    capture(om, "this is what the team did when it was there")
+    assert ids(search(om, "--sources", "what is the redis policy")) == [sid]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and", "?!.,;", "*", '""'])
+def test_a_query_without_searchable_words_is_a_clear_input_error(om, query):
+    capture(om, "anything at all")
+    r = om("search", query)
+    assert r.returncode == 65
+    assert r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "search" in r.stderr
+
+
+def test_the_last_term_matches_as_a_prefix(om):
+    sid = capture(om, "authentication tokens expire after an hour")
+    assert ids(search(om, "--sources", "tokens authent")) == [sid]
+    assert ids(search(om, "--sources", "authent tokens")) == [sid]
+    assert search(om, "--sources", "authent hour") != []
+
+
+@pytest.mark.parametrize("limit", ["0", "101", "-3"])
+def test_limit_outside_one_to_a_hundred_is_refused(om, limit):
+    capture(om, "limit test")
+    r = om("search", "--limit", limit, "limit")
+    assert r.returncode == 65 and r.stdout == ""
+
+
+def test_limit_bounds_the_number_of_results(om):
+    for i in range(15):
+        capture(om, f"flaky test number {i} failed on retry")
+    assert len(search(om, "--sources", "flaky")) == 10
+    assert len(search(om, "--sources", "--limit", "3", "flaky")) == 3
+    assert len(search(om, "--sources", "--limit", "100", "flaky")) == 15
+
+
+def test_snippets_are_short_and_mark_the_matched_terms(om):
+    text = ("filler words " * 60) + "the migration failed on table invoices " + ("more filler " * 60)
+    capture(om, text)
+    (result,) = search(om, "--sources", "migration invoices")
+    assert "[migration]" in result["snippet"] and "[invoices]" in result["snippet"]
+    assert len(result["snippet"]) <= 200
+    assert result["snippet"].startswith("…") and result["snippet"].endswith("…")
+
+
+def peer_insert_source(db, text, kind="tool"):
+    """Write a source exactly as a v1 peer does, bypassing om."""
+    import hashlib
+
+    sid = "s-" + hashlib.sha256(json.dumps([kind, "peer", text], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()[:24]
+    body = json.dumps(
+        {"seq": 0, "id": sid, "kind": kind, "timestamp": "2026-09-06T06:40:53Z", "text": text, "truncated": False},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    with sqlite3.connect(db) as c:
+        c.execute("INSERT INTO sources(id, body) VALUES (?, ?)", (sid, body))
+    return sid
+
+
+def peer_insert_entry(db, text, support, entry_id):
+    body = json.dumps(
+        {"seq": 0, "id": entry_id, "kind": "observation", "timestamp": "2026-09-06T06:40:53Z", "importance": "medium",
+         "text": text, "support": support, "active": True, "retirement": None},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    with sqlite3.connect(db) as c:
+        c.execute("INSERT INTO entries(id, body, active, retirement) VALUES (?, ?, 1, NULL)", (entry_id, body))
+
+
+def test_rows_written_by_a_v1_peer_are_indexed_on_the_next_search(om):
+    capture(om, "first line from om about gradle")
+    assert len(search(om, "--sources", "gradle")) == 1
+    db = db_path(om)
+    peer_source = peer_insert_source(db, "the peer wrote about gradle daemons")
+    peer_insert_entry(db, "Gradle daemons leak memory.", [peer_source], "o-" + "a" * 24)
+    results = search(om, "--sources", "gradle")
+    assert peer_source in ids(results) and "o-" + "a" * 24 in ids(results) and len(results) == 3
+    assert ids(search(om, "gradle daemons")) == ["o-" + "a" * 24]
+    # A peer's retirement is seen at once: activity is read from the ledger, not the index.
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE entries SET active = 0, retirement = ? WHERE id = ?",
+                  (json.dumps({"id": "o-" + "a" * 24, "reason": "x", "replacement_ids": []}), "o-" + "a" * 24))
+    assert search(om, "gradle daemons") == []
+    with sqlite3.connect(db) as c:
+        indexed = c.execute("SELECT count(*) FROM om_fts").fetchone()[0]
+    assert indexed == 3
+
+
+def test_the_index_is_additive_and_leaves_the_v1_tables_as_they_were(om):
+    capture(om, "schema check")
+    db = db_path(om)
+    with sqlite3.connect(db) as c:
+        before = c.execute("SELECT name, sql FROM sqlite_master WHERE name NOT LIKE '%om_fts%' ORDER BY name").fetchall()
+        rows_before = c.execute("SELECT * FROM sources").fetchall(), c.execute("SELECT * FROM meta").fetchall()
+    search(om, "--sources", "schema")
+    with sqlite3.connect(db) as c:
+        after = c.execute("SELECT name, sql FROM sqlite_master WHERE name NOT LIKE '%om_fts%' ORDER BY name").fetchall()
+        rows_after = c.execute("SELECT * FROM sources").fetchall(), c.execute("SELECT * FROM meta").fetchall()
+        added = [n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE name LIKE 'om_fts%'")]
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert before == after and rows_before == rows_after
+    assert "om_fts" in added and "om_fts_state" in added
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "DROP TABLE om_fts_data",
+        "DROP TABLE om_fts_config",
+        "DROP TABLE om_fts_state",
+        "DELETE FROM om_fts_state",
+        "UPDATE om_fts_state SET value = 'garbage' WHERE key = 'sources_seq'",
+        "UPDATE om_fts_state SET value = '999' WHERE key = 'sources_count'",
+        "UPDATE om_fts_data SET block = x'deadbeef'",
+        "DELETE FROM om_fts_data",
+        "DROP TABLE om_fts_state; DROP TABLE om_fts_idx",
+    ],
+)
+def test_a_damaged_index_is_rebuilt_and_the_search_answers(om, damage):
+    sid = capture(om, "terraform plan showed drift in the vpc module")
+    assert ids(search(om, "--sources", "terraform drift")) == [sid]
+    db = db_path(om)
+    c = sqlite3.connect(db)
+    c.executescript(damage)
+    c.close()
+    later = capture(om, "terraform apply fixed the drift")
+    assert set(ids(search(om, "--sources", "terraform drift"))) == {sid, later}
+    with sqlite3.connect(db) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert c.execute("SELECT count(*) FROM om_fts WHERE om_fts MATCH 'terraform'").fetchone()[0] == 2
+
+
+def test_an_import_that_rewrites_sequence_numbers_rebuilds_the_index(om, store):
+    from conftest import run_om
+
+    donor = capture(om, "donor session knew about the flaky dns resolver", key="d")
+    r = run_om("--store", store, "--session", "dest", "capture", input=json.dumps({"kind": "user", "text": "dest asks about dns resolver", "key": "x"}))
+    own = r.json["source_id"]
+    assert ids(search(lambda *a, **k: run_om("--store", store, "--session", "dest", *a, **k), "--sources", "dns resolver")) == [own]
+    r = run_om("--store", store, "--session", "dest", "import", "--from-store", store, "--from-session", "s1")
+    assert r.returncode == 0, r
+    results = search(lambda *a, **k: run_om("--store", store, "--session", "dest", *a, **k), "--sources", "dns resolver")
+    assert set(ids(results)) == {donor, own}
+    by_id = {x["id"]: x["seq"] for x in results}
+    assert by_id[donor] == 1 and by_id[own] == 2
+
+
+def _no_write_privileges():
+    # Root ignores file modes; drop the capabilities that let it, so the
+    # subprocess meets the store exactly as a sandboxed non-root shell would.
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+            if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def run_read_only(store, *args):
+    session_dirs = [os.path.join(store, d) for d in os.listdir(store)]
+    paths = [store] + session_dirs
+    for d in session_dirs:
+        for f in os.listdir(d):
+            os.chmod(os.path.join(d, f), 0o400)
+    for p in paths:
+        os.chmod(p, 0o500)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+        env["PYTHONPATH"] = str(ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "om", "--store", str(store), "--session", "s1", *args],
+            capture_output=True, env=env, cwd=ROOT, preexec_fn=_no_write_privileges, timeout=60,
+        )
+        # Prove the sandbox was real: the subprocess could not have created a file.
+        probe = subprocess.run([sys.executable, "-c", f"open({os.path.join(str(store), 'probe')!r}, 'w')"],
+                               capture_output=True, preexec_fn=_no_write_privileges)
+        assert probe.returncode != 0
+    finally:
+        for p in paths:
+            os.chmod(p, 0o700)
+        for d in session_dirs:
+            for f in os.listdir(d):
+                os.chmod(os.path.join(d, f), 0o600)
+    return Result(type("P", (), {"returncode": proc.returncode, "stdout": proc.stdout.decode(), "stderr": proc.stderr.decode()}))
+
+
+def test_a_read_only_store_without_an_index_still_answers(om, store):
+    sid = capture(om, "nginx returned 502 during the reload")
+    text = "Nginx reload causes brief 502s."
+    (oid,) = observe(om, (text, sid))
+    r = run_read_only(store, "search", "--sources", "nginx 502")
+    assert r.returncode == 0, r
+    assert [x["id"] for x in r.json["results"]] == [oid, sid]
+    with sqlite3.connect(db_path(om)) as c:
+        assert c.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'om_fts%'").fetchone()[0] == 0
+
+
+def test_a_read_only_store_with_a_stale_index_answers_from_index_and_newer_rows(om, store):
+    old = capture(om, "nginx returned 502 during the reload")
+    assert ids(search(om, "--sources", "nginx")) == [old]
+    new = peer_insert_source(db_path(om), "nginx config test passed")
+    r = run_read_only(store, "search", "--sources", "nginx")
+    assert r.returncode == 0, r
+    assert set(x["id"] for x in r.json["results"]) == {old, new}

@@ -1,0 +1,57 @@
+"""build/zipapp.py: reproducible, clean-tree shiv builds that are checked before use."""
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import zipfile
+
+from conftest import ROOT
+from dist_support import load_builder
+
+
+def names(pyz):
+    with zipfile.ZipFile(pyz) as z:
+        return set(z.namelist())
+
+
+def test_two_builds_with_the_same_source_date_epoch_are_byte_identical(tmp_path):
+    builder = load_builder()
+    a = builder.build(root=ROOT, out_dir=tmp_path / "a", source_date_epoch=1700000000)
+    b = builder.build(root=ROOT, out_dir=tmp_path / "b", source_date_epoch=1700000000)
+    assert a.read_bytes() == b.read_bytes()
+    c = builder.build(root=ROOT, out_dir=tmp_path / "c", source_date_epoch=1800000000)
+    assert c.read_bytes() != a.read_bytes()
+
+
+def test_the_script_writes_the_pyz_and_its_sha256_and_the_pyz_runs(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "build" / "zipapp.py"), "--version", "2.0.0-rc.1",
+                        "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    pyz = tmp_path / "om-2.0.0-rc.1.pyz"
+    assert p.stdout.strip() == str(pyz)
+    digest = hashlib.sha256(pyz.read_bytes()).hexdigest()
+    assert (tmp_path / "om-2.0.0-rc.1.pyz.sha256").read_text() == f"{digest}  om-2.0.0-rc.1.pyz\n"
+    run = subprocess.run([sys.executable, str(pyz), "--version"], capture_output=True, text=True,
+                         env={"SHIV_ROOT": str(tmp_path / "shiv"), "PATH": "/usr/bin:/bin"})
+    assert run.stdout == "om 2.0.0-rc.1\n"
+    assert "site-packages/om/cli.py" in names(pyz)
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names(pyz))
+
+
+def test_a_deleted_or_untracked_module_never_ships(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "om", tree / "om", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (tree / "om" / "doomed.py").write_text("X = 1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    subprocess.run([*git, "-C", str(tree), "add", "om"], check=True)
+    subprocess.run([*git, "-C", str(tree), "commit", "-qm", "tree"], check=True)
+    (tree / "om" / "doomed.py").unlink()
+    (tree / "om" / "scratch.py").write_text("Y = 2\n")
+    (tree / "om" / "__pycache__").mkdir(exist_ok=True)
+    (tree / "om" / "__pycache__" / "stale.cpython-311.pyc").write_bytes(b"junk")
+    pyz = load_builder().build(root=tree, out_dir=tmp_path / "dist", version="3.0.0")
+    shipped = names(pyz)
+    assert "site-packages/om/cli.py" in shipped
+    assert not any(n.endswith(("doomed.py", "scratch.py", ".pyc")) for n in shipped)

@@ -1,0 +1,66 @@
+"""Search properties: any text is a valid query, and the scan fallback agrees with the index."""
+
+import string
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from om import search as search_mod
+from om.errors import InputError
+from om.ledger import Ledger
+
+WORDS = ["retry", "cache", "café", "cafe", "Über", "uber", "сервер", "Сервер", "数据库", "连接", "the", "of", "build",
+         "naïve", "naive", "deploy", "deployment", "東京", "天気"]
+doc = st.lists(st.sampled_from(WORDS + list(",.;:-()\"*")), min_size=1, max_size=12).map(" ".join)
+query = st.lists(st.sampled_from(WORDS + ["dep", "cach", "*", '"', "-", "(", ":", "NEAR", "AND", "OR"]), min_size=1, max_size=5).map(" ".join)
+
+
+def fill(tmp_path_factory, docs):
+    store = tmp_path_factory.mktemp("store")
+    led = Ledger.open(str(store), "p")
+    for i, text in enumerate(docs):
+        with led.transaction():
+            led.capture("tool", text, str(i))
+    return led
+
+
+def run(led, q, fts):
+    saved = search_mod.ix.fts5_available
+    if not fts:
+        search_mod.ix.fts5_available = lambda conn: False
+    try:
+        return search_mod.search(led, q, sources=True, limit=100)["results"]
+    finally:
+        search_mod.ix.fts5_available = saved
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=st.lists(doc, min_size=1, max_size=15), q=query)
+def test_the_scan_fallback_finds_the_same_results_with_the_same_coverage_as_the_index(tmp_path_factory, docs, q):
+    led = fill(tmp_path_factory, docs)
+    try:
+        try:
+            indexed = run(led, q, True)
+        except InputError:
+            return
+        scanned = run(led, q, False)
+        assert {r["id"] for r in indexed} == {r["id"] for r in scanned}
+        # Whole-number part of the score is coverage (+ phrase bonus): identical on both paths.
+        assert {r["id"]: int(r["score"]) for r in indexed} == {r["id"]: int(r["score"]) for r in scanned}
+    finally:
+        led.close()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(q=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+       | st.text(alphabet=string.punctuation + " ab", max_size=20))
+def test_any_text_is_answered_or_refused_as_input_never_failing(tmp_path_factory, q):
+    led = fill(tmp_path_factory, ["a b c retry café 数据库", "the quick brown fox"])
+    try:
+        try:
+            out = search_mod.search(led, q, sources=True)
+        except InputError:
+            return
+        assert out["query"] == q and isinstance(out["results"], list)
+    finally:
+        led.close()
