@@ -146,8 +146,8 @@ def test_eight_capturers_and_a_checkpointer_lose_and_duplicate_nothing(tmp_path)
     )
     assert status.returncode == 0, status.stderr
     body = json.loads(status.stdout)
-    # Not len(printed): an ignored duplicate insert still consumes an AUTOINCREMENT seq.
-    assert body["through"] == cursor == sqlite_probe.max_seq(db)
+    # Repeated captures are true no-ops: they burn no sequence number.
+    assert body["through"] == cursor == sqlite_probe.max_seq(db) == len(printed)
     assert body["pending_sources"] == 0
     assert body["active"]["observations"] == sum(1 for r in records if json.loads(r["apply"]["out"])["observations"])
 
