@@ -60,6 +60,9 @@ def _parser():
     d.add_argument("--json", action="store_true", help="print the findings as JSON")
     d.add_argument("--store", dest="doctor_store", help="store to check (default: the global --store, "
                    f"${STORE_ENV}, or the Codex plugin's data folder)")
+    m = cmd("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line)")
+    m.add_argument("--store", dest="mcp_store", metavar="STORE",
+                   help=f"store directory (default: --store, ${STORE_ENV}, else the Codex plugin data folder)")
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
     h.add_argument("--client", required=True, choices=["codex"])
     _self_parser(cmd("self", "update, switch channel, roll back or install this standalone om"), Parser)
@@ -145,6 +148,13 @@ def _run(args):
         from om.selfupdate.command import run
 
         return run(args, sys.stdin, sys.stderr)
+    if command == "mcp":
+        from om.mcp import serve
+
+        # The server owns stdout (protocol only) until end of input.
+        store = args.mcp_store if args.mcp_store is not None else args.store
+        serve(store, sys.stdin.buffer, sys.stdout.buffer)
+        return None
     if command == "capture":
         from om.jsonio import parse_capture
 
@@ -209,6 +219,9 @@ def _run(args):
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
+    if len(argv) == 5 and argv[0] == "--store" and argv[2:] == ["hook", "--client", "codex"]:
+        # The registered hook command: skip argparse (several ms per Codex event).
+        return _codex_hook(argv[1])
     try:
         args = _parser().parse_args(argv)
         out = _run(args)
@@ -243,6 +256,20 @@ def _doctor(args):
     report = diagnose(args.doctor_store or args.store or os.environ.get(STORE_ENV))
     text = _json_out(report) if args.json else render(report)
     return text, (1 if report["status"] == "fail" else 0)
+
+
+def _codex_hook(store):
+    from om.codex.hook import run_hook
+
+    out = run_hook(store, sys.stdin.buffer, sys.stderr)
+    if out:
+        try:
+            # Bytes, whatever the locale: the response may carry any Unicode.
+            sys.stdout.buffer.write(out.encode("utf-8"))
+            sys.stdout.flush()
+        except Exception:
+            pass
+    return 0
 
 
 def _emit_error(message):

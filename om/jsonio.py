@@ -81,7 +81,15 @@ def loads(text):
     if i == len(text):
         raise InputError("om: expected one JSON value, got empty input")
     try:
-        value, end = _scan(text, i)
+        try:
+            value, end = _scan(text, i)
+        except SystemError:
+            # _json builds its error from json.decoder.JSONDecodeError, but only
+            # when json.decoder is already imported; otherwise it fails with a
+            # bare SystemError. Import it on this error path only, and rescan.
+            import json.decoder  # noqa: F401
+
+            value, end = _scan(text, i)
     except StopIteration:
         raise InputError(f"om: invalid JSON at character {i}") from None
     except ValueError as e:

@@ -242,6 +242,21 @@ class Ledger:
         ).fetchone()
         return count, chars, oldest
 
+    def backlog(self):
+        """(pending count, pending UTF-8 bytes, oldest pending seq or None, highest seq or 0).
+
+        One read for the Codex adapter's checkpoint policy, which is defined on
+        UTF-8 bytes (not code points) of the pending texts.
+        """
+        cursor = self.cursor()
+        count, size, oldest = self.conn.execute(
+            "SELECT count(*), coalesce(sum(length(CAST(json_extract(body, '$.text') AS BLOB))), 0), min(seq)"
+            " FROM sources WHERE seq > ?",
+            (cursor,),
+        ).fetchone()
+        last = self.conn.execute("SELECT coalesce(max(seq), 0) FROM sources").fetchone()[0]
+        return count, size, oldest, last
+
     def status(self):
         with self.reading():
             meta = dict(

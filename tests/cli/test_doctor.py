@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 
 import pytest
 
@@ -56,6 +57,9 @@ def make_store(tmp_path, receipts=True, **record):
     store = tmp_path / "store"
     r = run_om("--store", store, "--session", "s1", "capture", input=json.dumps({"kind": "user", "text": "x", "key": "k"}))
     assert r.returncode == 0, r
+    # What the hook launcher records: the real interpreter, so the check does
+    # not depend on whether this machine's python3 is a version-manager shim.
+    (store / ".om-python").write_text(os.path.realpath(sys.executable) + "\n")
     if receipts:
         from om.receipts import record as rec
 

@@ -1,0 +1,129 @@
+"""Wall time of the installed Codex hook command, as a ratio to a bare interpreter start.
+
+Runs the command exactly as the plugin's hooks/hooks.json registers it (through
+`sh -c`, with ${PLUGIN_ROOT} substituted and PLUGIN_DATA set, as Codex does) for
+UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources, interleaved
+with `python3 -I -S -c pass` on the same real interpreter, in one run. Prints the
+median and p95 of each and their ratio to the baseline's median.
+
+    python3 bench/hook.py [--runs 60]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+SOURCES = 10_000
+SESSION = "bench-session"
+HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder", "enum", "sqlite3", "datetime"}
+
+
+def real_interpreter():
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    return os.path.realpath(base)
+
+
+def build_ledger(store, pending):
+    from om.ledger import Ledger
+
+    with Ledger.open(store, SESSION) as ledger:
+        with ledger.transaction():
+            for i in range(SOURCES):
+                kind = ("user", "tool", "assistant")[i % 3]
+                ledger.capture(kind, f"source {i}: " + "evidence text " * 20, f"key-{i}")
+            ledger.meta_set("cursor", str(SOURCES - pending))
+
+
+def events(i):
+    turn = f"turn-{i}"
+    base = {"session_id": SESSION, "turn_id": turn, "cwd": "/tmp", "model": "mock",
+            "transcript_path": "/tmp/t.jsonl", "permission_mode": "bypassPermissions"}
+    return {
+        "UserPromptSubmit": dict(base, hook_event_name="UserPromptSubmit", prompt=f"Please fix bug number {i}"),
+        "PostToolUse": dict(base, hook_event_name="PostToolUse", tool_name="Bash",
+                            tool_input={"command": f"grep -rn bug{i} src"}, tool_response=f"src/a.py:{i}: bug",
+                            tool_use_id=f"call-{i}"),
+        "Stop": dict(base, hook_event_name="Stop", stop_hook_active=False,
+                     last_assistant_message=f"Fixed bug {i} in src/a.py."),
+    }
+
+
+def timed(argv, payload=b"", env=None):
+    start = time.perf_counter()
+    proc = subprocess.run(argv, input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0 or proc.stderr:
+        raise SystemExit(f"{argv[:3]} failed: rc={proc.returncode} {proc.stderr[-300:]!r}")
+    return elapsed
+
+
+def p95(values):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=60)
+    args = parser.parse_args()
+    python = real_interpreter()
+    with open(os.path.join(ROOT, "hooks", "hooks.json"), encoding="utf-8") as fh:
+        registered = json.load(fh)["hooks"]
+    baseline_argv = [python, "-I", "-S", "-c", "pass"]
+    print(f"interpreter: {python}")
+    print(f"baseline: {' '.join(baseline_argv)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        results = {}
+        for label, pending in (("10,000 sources, 10 pending", 10), ("10,000 sources, all pending", SOURCES)):
+            store = os.path.join(tmp, f"store-{pending}")
+            build_ledger(store, pending)
+            with open(os.path.join(store, ".om-python"), "w") as fh:
+                fh.write(python + "\n")
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
+            env.update(PLUGIN_ROOT=ROOT, PLUGIN_DATA=store)
+            base, hooks = [], {name: [] for name in ("UserPromptSubmit", "PostToolUse", "Stop")}
+            # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
+            hooks["sqlite insert floor"] = []
+            floor = os.path.join(store, "floor.sqlite3")
+            floor_argv = [python, "-I", "-S", "-c",
+                          "import _sqlite3 as s; c = s.connect(%r, isolation_level=None); "
+                          "c.execute('PRAGMA synchronous=FULL'); c.execute('CREATE TABLE IF NOT EXISTS t(x)'); "
+                          "c.execute('BEGIN IMMEDIATE'); c.execute('INSERT INTO t VALUES (1)'); "
+                          "c.execute('COMMIT')" % floor]
+            for i in range(args.runs):
+                hooks["sqlite insert floor"].append(timed(floor_argv))
+                payloads = events(i)
+                for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
+                    command = registered[name][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", ROOT)
+                    payload = json.dumps(payloads[name]).encode()
+                    hooks[name].append(timed(["/bin/sh", "-c", command], payload, env))
+                    base.append(timed(baseline_argv))
+            results[label] = (base, hooks)
+        store = os.path.join(tmp, "store-10")
+        print("\nheavy modules imported by the hook process (python -X importtime):")
+        for name, payload in events(10_000).items():
+            proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "bin", "om"),
+                                   "--store", store, "hook", "--client", "codex"],
+                                  input=json.dumps(payload).encode(), capture_output=True)
+            loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()}
+            heavy = sorted(loaded & HEAVY)
+            print(f"  {name:17} {', '.join(heavy) or 'none'}")
+        for label, (base, hooks) in results.items():
+            median_base = statistics.median(base)
+            print(f"\n{label} ({args.runs} runs each, interleaved)")
+            print(f"  {'baseline':19} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
+            for name, values in hooks.items():
+                median = statistics.median(values)
+                print(f"  {name:19} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
+                      f"  ratio median {median / median_base:4.2f}x  p95 {p95(values) / median_base:4.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""Recognise the agent's own ledger calls among its shell commands.
+
+Invariant: `is_ledger_call` returns True only when the whole command, parsed
+without executing anything, consists of simple commands that are each a static
+call of the exact advertised runtime command or of `om` with static `--store
+<this store> --session <this session>`, joined by `;`, `&&` or `||`, with at
+most heredoc and input redirections. Everything else (pipes, output
+redirections, substitutions, variables, subshells, functions, loops,
+conditionals, mixed commands, anything unparsable) is evidence: when unsure,
+capture.
+"""
+
+_SEPARATORS = {";", "&&", "||"}
+_INPUT_REDIRECTIONS = {"<", "<<", "<<-", "<<<"}
+
+
+def is_ledger_call(command, advertised_argv, store, session):
+    if not isinstance(command, str) or store not in command:
+        # Cheap exit before importing shlex: a call naming this store must spell it out.
+        return False
+    if "`" in command:
+        return False
+    text = _strip_heredocs(command)
+    if text is None or "$" in text:
+        return False
+    words = _tokens(text.replace("\n", " ; "))
+    if words is None:
+        return False
+    commands, current = [], []
+    for word in words:
+        if word in _SEPARATORS:
+            commands.append(current)
+            current = []
+        else:
+            current.append(word)
+    commands.append(current)
+    commands = [c for c in commands if c]
+    if not commands:
+        return False
+    return all(_is_static_call(c, advertised_argv, store, session) for c in commands)
+
+
+def _is_static_call(words, advertised_argv, store, session):
+    args, i = [], 0
+    while i < len(words):
+        word = words[i]
+        if word in _INPUT_REDIRECTIONS:
+            if i + 1 >= len(words) or _is_operator(words[i + 1]):
+                return False
+            i += 2
+            continue
+        if _is_operator(word):
+            return False
+        args.append(word)
+        i += 1
+    n = len(advertised_argv)
+    if args[:n] == list(advertised_argv) and len(args) > n:
+        return True
+    if args and args[0] == "om" and len(args) > 5:
+        options = args[1:5]
+        scoped = ["--store", store, "--session", session]
+        swapped = ["--session", session, "--store", store]
+        return options in (scoped, swapped)
+    return False
+
+
+def _is_operator(word):
+    return bool(word) and all(ch in "|&;<>()" for ch in word)
+
+
+def _tokens(text):
+    import shlex
+
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def _strip_heredocs(command):
+    """The command with heredoc bodies removed, or None when a body is not static or never ends."""
+    lines = command.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        for delimiter, quoted, strip_tabs in _heredoc_markers(line):
+            while True:
+                if i >= len(lines):
+                    return None
+                body = lines[i]
+                i += 1
+                if (body.lstrip("\t") if strip_tabs else body) == delimiter:
+                    break
+                if not quoted and ("$" in body or "`" in body or "\\" in body):
+                    return None
+    return "\n".join(out)
+
+
+def _heredoc_markers(line):
+    """(delimiter, quoted, strip_tabs) for each `<<WORD` on one line, in order."""
+    markers, i = [], 0
+    quote = None
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == quote:
+                quote = None
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+            i += 1
+            continue
+        if line.startswith("<<", i) and not line.startswith("<<<", i):
+            i += 2
+            strip_tabs = line.startswith("-", i)
+            if strip_tabs:
+                i += 1
+            while i < len(line) and line[i] in " \t":
+                i += 1
+            word, quoted = "", False
+            while i < len(line) and line[i] not in " \t;|&<>()":
+                if line[i] in "'\"":
+                    q = line[i]
+                    end = line.find(q, i + 1)
+                    if end < 0:
+                        return markers + [("\0unterminated", True, False)]
+                    word += line[i + 1:end]
+                    quoted = True
+                    i = end + 1
+                elif line[i] == "\\":
+                    quoted = True
+                    word += line[i + 1:i + 2]
+                    i += 2
+                else:
+                    word += line[i]
+                    i += 1
+            if not word:
+                return markers + [("\0empty", True, False)]
+            markers.append((word, quoted, strip_tabs))
+            continue
+        i += 1
+    return markers

@@ -1,0 +1,396 @@
+"""The Codex hook, run exactly as the plugin registers it, on real 0.169.0 payload shapes.
+
+Every response is validated against the output schema embedded in Codex 0.169.0.
+"""
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import zipapp
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
+SCHEMA_OF = {
+    "SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+    "PostToolUse": "post-tool-use", "Stop": "stop", "Interrupt": "interrupt",
+}
+SESSION = "019a2270-2bd1-7750-a7d3-2fcc10ef7544"
+REGISTERED = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+
+
+def base(event, turn="turn-1"):
+    payload = {"session_id": SESSION, "transcript_path": "/home/user/.codex/sessions/rollout.jsonl",
+               "cwd": "/home/user/project", "hook_event_name": event, "model": "gpt-5",
+               "permission_mode": "bypassPermissions"}
+    if event not in ("SessionStart",):
+        payload["turn_id"] = turn
+    return payload
+
+
+def prompt(text, turn="turn-1"):
+    return dict(base("UserPromptSubmit", turn), prompt=text)
+
+
+def tool(command, response="ok\n", turn="turn-1", call="call-1", name="Bash"):
+    payload = dict(base("PostToolUse", turn), tool_name=name, tool_input={"command": command},
+                   tool_response=response)
+    if call:
+        payload["tool_use_id"] = call
+    return payload
+
+
+def stop(message="Done.", turn="turn-1", active=False):
+    return dict(base("Stop", turn), stop_hook_active=active, last_assistant_message=message)
+
+
+def start(source="startup"):
+    return dict(base("SessionStart"), source=source)
+
+
+class Hook:
+    """The registered hook command, with ${PLUGIN_ROOT} and PLUGIN_DATA as Codex provides them."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __call__(self, payload, env=None, event=None, raw=None):
+        event = event or payload["hook_event_name"]
+        command = REGISTERED.get(event, REGISTERED["Stop"])[0]["hooks"][0]["command"]
+        command = command.replace("${PLUGIN_ROOT}", str(ROOT))
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
+        full_env.update(PLUGIN_ROOT=str(ROOT), PLUGIN_DATA=str(self.data), **(env or {}))
+        data = raw if raw is not None else json.dumps(payload).encode()
+        proc = subprocess.run(["/bin/sh", "-c", command], input=data, capture_output=True, env=full_env,
+                              cwd="/", timeout=60)
+        assert proc.returncode == 0, proc
+        out = proc.stdout.decode()
+        assert out.count("\n") <= 1
+        response = json.loads(out) if out.strip() else None
+        if response is not None and event in SCHEMA_OF:
+            schema = json.loads((SCHEMAS / f"{SCHEMA_OF[event]}.command.output.schema.json").read_text())
+            jsonschema.validate(response, schema)
+        self.stderr = proc.stderr.decode()
+        return response
+
+    def om(self, *args, input=None):
+        env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+        env["PYTHONPATH"] = str(ROOT)
+        proc = subprocess.run([sys.executable, "-m", "om", "--store", str(self.data), "--session", SESSION, *args],
+                              input=input, capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    def sources(self):
+        return self.om("pending")["sources"]
+
+
+@pytest.fixture
+def hook(tmp_path):
+    return Hook(tmp_path / "plugins" / "data" / "om-observational-memory")
+
+
+def context_of(response):
+    return response["hookSpecificOutput"]["additionalContext"]
+
+
+def advertised(hook):
+    text = context_of(hook(start()))
+    line = next(line for line in text.splitlines() if line.startswith("Ledger command"))
+    return line.split(": ", 1)[1]
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact", "fork"])
+def test_session_start_gives_the_exact_ledger_command_and_progress_but_never_the_memory(hook, source):
+    hook(prompt("We chose SQLite for the ledger."))
+    (s,) = hook.sources()
+    hook.om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "SECRET-MEMORY-BODY: SQLite was chosen.", "source_ids": [s["id"]]}]}))
+    hook(prompt("next prompt", turn="turn-2"))
+    text = context_of(hook(start(source)))
+    command = advertised(hook)
+    assert f"{command} prime" in text
+    assert "Checkpoint cursor: 1." in text and "Pending sources: 1 " in text
+    assert "Last checkpoint: 20" in text
+    assert "SECRET-MEMORY-BODY" not in text
+    assert ("just compacted" in text) == (source == "compact")
+
+
+def test_the_advertised_command_runs_as_is_from_any_directory(hook, tmp_path):
+    argv = shlex.split(advertised(hook))
+    assert os.path.isabs(argv[0]) and os.path.isabs(argv[1])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "PYTHON", "OBSERVATIONAL"))}
+    proc = subprocess.run([*argv, "status"], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["session"] == SESSION
+
+
+def test_user_prompts_are_captured_with_the_turn_id_as_key(hook):
+    assert hook(prompt("Fix the flaky test in tests/test_io.py", turn="turn-7")) is None
+    (source,) = hook.sources()
+    again = hook.om("capture", input=json.dumps({"kind": "user", "text": "Fix the flaky test in tests/test_io.py",
+                                                 "key": "turn-7"}))
+    assert again["source_id"] == source["id"] and source["kind"] == "user"
+
+
+def test_a_pause_prefix_pauses_before_the_prompt_is_captured(hook):
+    response = hook(prompt("[om:pause] do not remember this"))
+    assert "paused" in context_of(response)
+    assert hook.om("status")["paused"] is True
+    assert hook(tool("echo private")) is None
+    assert hook(stop("private reply"), env={"OM_CHECKPOINT_TURNS": "1"}) is None
+    assert hook.sources() == []
+
+
+def test_tool_results_are_captured_as_sorted_canonical_json_keyed_by_tool_use_id(hook):
+    payload = dict(tool("ls"), tool_input={"command": "ls", "b": {"z": 1, "a": [{"y": 2, "x": 1}]}},
+                   tool_response={"stdout": "é\n", "code": 0})
+    hook(payload)
+    (source,) = hook.sources()
+    expected = json.dumps({"input": payload["tool_input"], "response": payload["tool_response"], "tool": "Bash"},
+                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert source["text"] == expected
+    same = hook.om("capture", input=json.dumps({"kind": "tool", "text": expected, "key": "call-1"}))
+    assert same["source_id"] == source["id"]
+
+
+def test_calls_of_the_plugins_own_mcp_tools_are_not_evidence_but_other_mcp_tools_are(hook):
+    own = dict(base("PostToolUse"), tool_name="mcp__om__pending", tool_input={"session": SESSION},
+               tool_response={"content": [{"type": "text", "text": '{"through":0,"sources":[]}'}]},
+               tool_use_id="call-own")
+    assert hook(own) is None
+    assert hook.sources() == []
+    other = dict(own, tool_name="mcp__docs__search", tool_use_id="call-other")
+    hook(other)
+    assert [json.loads(s["text"])["tool"] for s in hook.sources()] == ["mcp__docs__search"]
+
+
+def test_hook_messages_name_the_mcp_tools_first_with_the_session_and_keep_the_shell_command(hook):
+    mcp_line = f'Preferred: the om MCP tools (prime, pending, apply, recall, status, view), with session "{SESSION}".'
+    text = context_of(hook(start()))
+    assert mcp_line in text and "Ledger command (run it exactly, from any directory): " in text
+    hook(prompt("do something"))
+    reason = hook(stop("done"), env={"OM_CHECKPOINT_TURNS": "1"})["reason"]
+    assert mcp_line in reason and "Ledger command: " in reason
+    assert not any(ch in reason for ch in "&<>")
+
+
+def test_a_tool_result_without_tool_use_id_is_keyed_by_the_turn(hook):
+    payload = tool("apply the patch", call=None, name="apply_patch", turn="turn-3")
+    hook(payload)
+    (source,) = hook.sources()
+    same = hook.om("capture", input=json.dumps({"kind": "tool", "text": source["text"], "key": "turn-3"}))
+    assert same["source_id"] == source["id"]
+
+
+def self_capture_table(command):
+    """(bash command, captured?) rows; LEDGER is the advertised command, STORE/SESSION its scope."""
+    store, ledger = shlex.split(command)[3], command
+    q = shlex.quote
+    scoped = f"om --store {q(store)} --session {q(SESSION)}"
+    return [
+        (f"{ledger} pending", False),
+        (f"{ledger} status; {ledger} view", False),
+        (f"{ledger} pending && {ledger} status", False),
+        (f"{ledger} apply <<'JSON'\n{{\"through\": 0}}\nJSON", False),
+        (f"{ledger} apply <<JSON\n{{\"through\": 0}}\nJSON", False),
+        (f"{ledger} apply < /tmp/checkpoint.json", False),
+        (f"{scoped} prime", False),
+        (f"om --session {q(SESSION)} --store {q(store)} recall s-1", False),
+        (" ".join(q(w) for w in shlex.split(ledger)) + " status", False),
+        (f"{ledger} pending | tee /tmp/out", True),
+        (f"printf '{{}}' | {ledger} apply", True),
+        (f"{ledger} pending > /tmp/out", True),
+        (f"{ledger} pending 2>&1", True),
+        (f"{ledger} pending; rm -rf build", True),
+        (f"cd /tmp && {ledger} pending", True),
+        (f"{ledger} apply <<JSON\n{{\"through\": $(cat n)}}\nJSON", True),
+        (f"{ledger} apply <<'JSON'\n{{\"through\": 0}}\n", True),
+        (f"$(echo {ledger}) pending", True),
+        (f"X=1 {ledger} pending", True),
+        (f"({ledger} pending)", True),
+        (f"if true; then {ledger} pending; fi", True),
+        (f"for i in 1; do {ledger} pending; done", True),
+        (f"f() {{ {ledger} pending; }}; f", True),
+        (f"{ledger} pending &", True),
+        (f"om --store {q(store)} --session other-session pending", True),
+        (f"om --store /somewhere/else --session {q(SESSION)} pending", True),
+        (f"scripts/run.sh --store {q(store)} --session {q(SESSION)} pending", True),
+        (f"{ledger}", True),
+        (" ".join(q(w) for w in shlex.split(ledger)[:2]) + f" --store /elsewhere --session {q(SESSION)} pending", True),
+        (f"{ledger} pending `date`", True),
+        (f"{ledger} pending $HOME", True),
+        ("ls -la", True),
+        ("scripts/run.sh", True),
+    ]
+
+
+def test_self_capture_suppression_skips_only_unambiguous_ledger_calls(hook):
+    rows = self_capture_table(advertised(hook))
+    before = 0
+    for i, (command, captured) in enumerate(rows):
+        hook(tool(command, call=f"call-{i}"))
+        count = len(hook.sources())
+        assert (count == before + 1) == captured, (command, captured)
+        before = count
+
+
+def test_a_large_backlog_gets_one_reminder_per_cursor(hook):
+    env = {"OM_CHECKPOINT_BYTES": "100"}
+    first = hook(tool("cat big", response="x" * 200, call="c1"), env=env)
+    assert advertised(hook) + " pending" in context_of(first)
+    assert hook(tool("cat big2", response="y" * 200, call="c2"), env=env) is None
+    through = hook.om("pending")["through"]
+    hook.om("apply", input=json.dumps({"through": through}))
+    assert hook(tool("cat big3", response="z" * 200, call="c3"), env=env) is not None
+
+
+def test_stop_captures_the_reply_and_asks_for_one_checkpoint_after_three_turns_by_default(hook):
+    decisions = []
+    for turn in ("t1", "t2", "t3"):
+        hook(prompt(f"prompt {turn}", turn=turn))
+        decisions.append(hook(stop(f"reply {turn}", turn=turn)))
+    assert decisions[:2] == [None, None]
+    assert decisions[2]["decision"] == "block"
+    assert len(hook.sources()) == 6
+    # the same turn never asks twice; the reply after the continuation is captured
+    assert hook(stop("checkpoint done", turn="t3", active=True)) is None
+    assert hook(stop("another stop", turn="t3")) is None
+    assert [s["text"] for s in hook.sources()][-2:] == ["checkpoint done", "another stop"]
+
+
+def test_the_checkpoint_reason_carries_the_ledger_command_and_no_xml_specials(hook):
+    response = hook(stop("reply"), env={"OM_CHECKPOINT_TURNS": "1"})
+    reason = response["reason"]
+    command = advertised(hook)
+    assert f"{command} pending" in reason and f"{command} apply" in reason
+    assert not set("&<>") & set(reason)
+
+
+def test_checkpoint_turns_of_one_asks_on_every_turn_that_leaves_evidence(hook):
+    env = {"OM_CHECKPOINT_TURNS": "1"}
+    assert hook(stop("first", turn="a"), env=env)["decision"] == "block"
+    through = hook.om("pending")["through"]
+    hook.om("apply", input=json.dumps({"through": through}))
+    assert hook(stop("second", turn="b"), env=env)["decision"] == "block"
+
+
+def test_pending_bytes_over_the_threshold_make_a_checkpoint_due_at_once(hook):
+    env = {"OM_CHECKPOINT_BYTES": "1000"}
+    assert hook(stop("é" * 400, turn="a"), env=env) is None  # 800 bytes
+    assert hook(stop("é" * 200, turn="b"), env=env)["decision"] == "block"  # 1200 bytes
+
+
+def test_stop_never_asks_while_a_continuation_is_running(hook):
+    assert hook(stop("reply", active=True), env={"OM_CHECKPOINT_TURNS": "1"}) is None
+    assert len(hook.sources()) == 1
+
+
+def test_interrupt_subagent_and_unknown_events_capture_and_request_nothing(hook):
+    assert hook(base("Interrupt")) is None
+    assert hook(dict(prompt("child task"), agent_id="agent-1", agent_type="default")) is None
+    assert hook(dict(stop("child reply"), agent_id="agent-1"), env={"OM_CHECKPOINT_TURNS": "1"}) is None
+    assert hook(dict(base("PreCompact"), trigger="auto"), event="Stop") is None
+    assert hook(dict(base("SessionEnd"), reason="other"), event="Stop") is None
+    assert hook.sources() == []
+
+
+@pytest.mark.parametrize("raw", [b"", b"{not json", b"[]", b'{"hook_event_name": "Stop"}', b"\xff\xfe"])
+def test_bad_input_fails_open_with_an_advisory_a_stderr_line_and_a_log_line(hook, raw):
+    response = hook(None, event="Stop", raw=raw)
+    assert "systemMessage" in response and "your task continues" in response["systemMessage"]
+    assert len(hook.stderr.strip().splitlines()) == 1
+    log = (hook.data / "hook-errors.log").read_text()
+    assert len(log.splitlines()) == 1 and "failed open" in log
+
+
+def test_an_unusable_store_fails_open(hook):
+    hook.data.parent.mkdir(parents=True)
+    hook.data.write_text("a file where the store should be")
+    for payload in (start(), prompt("hi"), tool("ls"), stop("bye")):
+        response = hook(payload, env={"OM_CHECKPOINT_TURNS": "1"})
+        assert set(response) == {"systemMessage"}
+
+
+def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
+    hook.data.mkdir(parents=True)
+    (hook.data / "runtime").mkdir()
+    broken = hook.data / "runtime" / "om-9.9.9.pyz"
+    broken.write_bytes(b"not a zip")
+    (hook.data / "runtime" / "active").write_text(f"{ROOT}\n{broken}\n")
+    response = hook(stop("bye"), env={"OM_CHECKPOINT_TURNS": "1"})
+    assert set(response) == {"systemMessage"}
+    fake = tmp_path / "python-that-cannot-open-the-script"
+    fake.write_text("#!/bin/sh\nexit 2\n")
+    fake.chmod(0o755)
+    (hook.data / ".om-python").write_text(f"{fake}\n")
+    assert set(hook(stop("bye"))) == {"systemMessage"}
+
+
+def _plugin_copy(tmp_path):
+    root = tmp_path / "plugin"
+    for part in ("hooks", "bin", "om"):  # om/ carries the pins validator the launcher uses
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _pin(root, tmp_path, version="9.1.0", tamper=False):
+    """Ship a zipapp of this source as the plugin's pinned release asset."""
+    staging = tmp_path / "staging"
+    shutil.copytree(ROOT / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "runtime").mkdir()
+    asset = root / "runtime" / f"om-{version}.pyz"
+    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:main")
+    digest = hashlib.sha256(asset.read_bytes()).hexdigest()
+    size = len(asset.read_bytes())
+    if tamper:
+        asset.write_bytes(asset.read_bytes()[:-8] + b"tampered")
+    (root / "plugin-pins.json").write_text(json.dumps({"schema_version": 1, "pin": {
+        "version": version, "tag": f"v{version}", "protocol": 1, "asset": asset.name, "sha256": digest,
+        "size": size, "repo": "om-memory/om"}}))
+    return asset
+
+
+def _launch(root, data, payload):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
+    env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(data), OM_CHECKPOINT_TURNS="1")
+    proc = subprocess.run(["/bin/sh", "-c", f'sh "{root}/hooks/om-hook" || true'], input=json.dumps(payload).encode(),
+                          capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0
+    return json.loads(proc.stdout) if proc.stdout.strip() else None
+
+
+def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_advertised(tmp_path):
+    root = _plugin_copy(tmp_path)
+    _pin(root, tmp_path)
+    data = tmp_path / "data"
+    context = context_of(_launch(root, data, start()))
+    installed = data / "runtime" / "9.1.0" / "om-9.1.0.pyz"
+    assert installed.is_file() and (installed.parent / ".observational-memory-managed").is_file()
+    assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed)]
+    assert f" {installed} --store " in context
+    # later events run the verified copy: the turn's reply is captured and a checkpoint asked for
+    assert f" {installed} --store " in _launch(root, data, stop("bye"))["reason"]
+    # the marker makes the installed runtime refuse to replace itself
+    refusal = subprocess.run([sys.executable, "-I", "-S", str(installed), "self", "update", "--check"],
+                             capture_output=True, text=True, timeout=60)
+    assert "managed by the om Codex plugin" in refusal.stderr
+
+
+def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
+    root = _plugin_copy(tmp_path)
+    _pin(root, tmp_path, tamper=True)
+    data = tmp_path / "data"
+    context = context_of(_launch(root, data, start()))
+    assert not (data / "runtime" / "active").exists()
+    assert not (data / "runtime" / "9.1.0" / "om-9.1.0.pyz").exists()
+    assert f" {root}/bin/om --store " in context  # the bundled runtime took over

@@ -1,0 +1,289 @@
+"""Drive the real Codex CLI against the mock model with this repository's plugin.
+
+Invariant: each `CodexHome` is a throwaway CODEX_HOME whose only provider is the mock
+on 127.0.0.1, whose plugin was installed by the real `codex plugin marketplace add`
+and `codex plugin add` commands from a clean copy of this repository (the in-repo
+marketplace), and whose hook trust entries were written the way the hook review
+writes them: the hook identity hash computed with the documented recipe (and checked
+against what the client reports), the plugin bundle fingerprint taken from the
+client's own `hooks/list`.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mock_model import MockModel
+
+ROOT = Path(__file__).resolve().parents[2]
+MARKETPLACE = "observational-memory"
+PLUGIN = "om"
+PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
+EVENT_SNAKE = {
+    "SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",
+    "PostToolUse": "post_tool_use", "Stop": "stop", "Interrupt": "interrupt",
+    "PreToolUse": "pre_tool_use", "SessionEnd": "session_end",
+}
+# Codex ignores a matcher on these events and clamps their timeouts (observed on 0.169.0).
+MATCHERLESS = {"UserPromptSubmit", "Stop", "Interrupt", "SessionEnd"}
+CLAMPED_TIMEOUT = {"SessionEnd": 3, "Interrupt": 3}
+
+
+def codex_binary():
+    """The pinned Codex CLI: $OM_CODEX_BIN, else the one scripts/install-codex caches."""
+    explicit = os.environ.get("OM_CODEX_BIN")
+    if explicit:
+        return explicit
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "install-codex")], capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/install-codex failed: {out.stderr.strip()}")
+    return out.stdout.strip().splitlines()[-1]
+
+
+def export_marketplace(dest):
+    """Copy the repository's own files (tracked and untracked, never ignored) to `dest`.
+
+    The repository root is the plugin root, and Codex copies a plugin folder whole into
+    its cache; a developer's virtualenv and the cached Codex CLI must not ride along.
+    """
+    dest = Path(dest)
+    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=ROOT, capture_output=True, timeout=60)
+    if listing.returncode != 0:
+        raise RuntimeError("the end-to-end tests need the repository's git metadata to export the plugin")
+    for name in listing.stdout.decode("utf-8").split("\0"):
+        src = ROOT / name
+        if not name or not src.is_file():
+            continue
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+    return dest
+
+
+def hook_identity_hash(event, group, handler):
+    """The documented trust hash of one command hook (before ${PLUGIN_ROOT} substitution)."""
+    timeout = max(1, int(handler.get("timeout", 600)))
+    if event in CLAMPED_TIMEOUT:
+        timeout = min(timeout, CLAMPED_TIMEOUT[event])
+    normalized = {"type": "command", "command": handler["command"], "timeout": timeout,
+                  "async": bool(handler.get("async", False))}
+    if handler.get("statusMessage") is not None:
+        normalized["statusMessage"] = handler["statusMessage"]
+    identity = {"event_name": EVENT_SNAKE[event], "hooks": [normalized]}
+    if event not in MATCHERLESS and group.get("matcher") is not None:
+        identity["matcher"] = group["matcher"]
+    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _toml_string(s):
+    return json.dumps(s, ensure_ascii=False)
+
+
+class CodexHome:
+    """One throwaway Codex installation: config, plugin, trust, and `codex exec` runs."""
+
+    def __init__(self, codex, base, marketplace_dir, model):
+        self.codex = codex
+        self.base = Path(base)
+        self.home = self.base / "home"
+        self.work = self.base / "work"
+        self.home.mkdir(parents=True)
+        self.work.mkdir(parents=True)
+        self.marketplace_dir = marketplace_dir
+        self.model = model
+        self.data_dir = self.home / "plugins" / "data" / f"{PLUGIN}-{MARKETPLACE}"
+
+    def env(self, extra=None):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("OM_", "CODEX_", "OBSERVATIONAL_MEMORY", "PLUGIN_"))}
+        env.update(CODEX_HOME=str(self.home), MOCK_API_KEY="dummy-key")
+        env.update(extra or {})
+        return env
+
+    def write_config(self, sandbox="danger-full-access", top=""):
+        text = (
+            'model = "mock-model"\n'
+            'model_provider = "mock"\n'
+            'approval_policy = "never"\n'
+            f'sandbox_mode = "{sandbox}"\n'
+            f"{top}"
+            "\n[model_providers.mock]\n"
+            'name = "Mock Responses API"\n'
+            f'base_url = "{self.model.base_url}"\n'
+            'wire_api = "responses"\n'
+            'env_key = "MOCK_API_KEY"\n'
+            "request_max_retries = 0\n"
+            "stream_max_retries = 0\n"
+            "\n[features]\n"
+            "unbounded_connection_retries = false\n"
+        )
+        (self.home / "config.toml").write_text(text)
+
+    def codex_cli(self, *args, timeout=120):
+        proc = subprocess.run([self.codex, *args], env=self.env(), cwd=self.work, capture_output=True,
+                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise RuntimeError(f"codex {' '.join(args)} failed: {proc.stderr.strip()[-800:]}")
+        return proc.stdout
+
+    def install_plugin(self):
+        added = json.loads(self.codex_cli("plugin", "marketplace", "add", str(self.marketplace_dir), "--json"))
+        assert added["marketplaceName"] == MARKETPLACE, added
+        installed = json.loads(self.codex_cli("plugin", "add", PLUGIN_ID, "--json"))
+        self.plugin_root = Path(installed["installedPath"])
+        return installed
+
+    def list_hooks(self):
+        """The client's own view of the discovered hooks (`codex app-server`, hooks/list)."""
+        proc = subprocess.Popen([self.codex, "app-server"], env=self.env(), cwd=self.work, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            def send(msg):
+                proc.stdin.write(json.dumps(msg) + "\n")
+                proc.stdin.flush()
+
+            def receive(want):
+                while True:
+                    line = proc.stdout.readline()
+                    if not line:
+                        raise RuntimeError("codex app-server closed its output")
+                    msg = json.loads(line)
+                    if msg.get("id") == want:
+                        if "error" in msg:
+                            raise RuntimeError(f"app-server: {msg['error']}")
+                        return msg["result"]
+
+            send({"id": 1, "method": "initialize",
+                  "params": {"clientInfo": {"name": "om-tests", "title": "om tests", "version": "1"}}})
+            receive(1)
+            send({"method": "initialized"})
+            send({"id": 2, "method": "hooks/list", "params": {"cwds": [str(self.work)]}})
+            result = receive(2)
+        finally:
+            proc.stdin.close()
+            proc.terminate()
+            proc.wait(timeout=10)
+        return [hook for entry in result.get("data", []) for hook in entry.get("hooks", [])]
+
+    def trust_plugin_hooks(self):
+        """Write the trust entries the hook review would write; return the listed hooks."""
+        spec = json.loads((self.plugin_root / "hooks" / "hooks.json").read_text())
+        expected = {}
+        for event, groups in spec["hooks"].items():
+            for gi, group in enumerate(groups):
+                for hi, handler in enumerate(group["hooks"]):
+                    key = f"{PLUGIN_ID}:hooks/hooks.json:{EVENT_SNAKE[event]}:{gi}:{hi}"
+                    expected[key] = hook_identity_hash(event, group, handler)
+        listed = [h for h in self.list_hooks() if h.get("pluginId") == PLUGIN_ID]
+        entries = []
+        for hook in listed:
+            identity, _, bundle = hook["currentHash"].partition("/")
+            if expected.get(hook["key"]) != identity:
+                raise AssertionError(f"trust recipe disagrees with the client for {hook['key']}: "
+                                     f"{expected.get(hook['key'])} != {identity}")
+            entries.append(f"\n[hooks.state.{_toml_string(hook['key'])}]\n"
+                           f"trusted_hash = {_toml_string(identity)}\n"
+                           f"trusted_content_hash = {_toml_string(bundle)}\n")
+        if sorted(h["key"] for h in listed) != sorted(expected):
+            raise AssertionError(f"hooks/list shows {[h['key'] for h in listed]}, hooks.json has {sorted(expected)}")
+        with open(self.home / "config.toml", "a") as fh:
+            fh.write("".join(entries))
+        return listed
+
+    def setup(self, sandbox="danger-full-access", top=""):
+        self.write_config(sandbox=sandbox, top=top)
+        self.install_plugin()
+        self.trust_plugin_hooks()
+        return self
+
+    def exec(self, prompt, *args, env=None, timeout=120, interrupt_after=None, resume=None):
+        """Run one `codex exec` turn; return (returncode, --json events, stderr)."""
+        cmd = [self.codex, "exec"]
+        if resume:
+            cmd += ["resume", resume]
+        cmd += ["--skip-git-repo-check", "--json", *args, prompt]
+        proc = subprocess.Popen(cmd, env=self.env(env), cwd=self.work, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if interrupt_after is not None:
+            deadline = time.monotonic() + timeout
+            while not interrupt_after() and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"codex exec timed out after {timeout}s; stderr: {err[-2000:]}")
+        events = []
+        for line in out.splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+        return proc.returncode, events, err
+
+    def sessions(self):
+        """Session directories the plugin's hooks created in their store."""
+        return sorted(self.data_dir.glob("session-*")) if self.data_dir.is_dir() else []
+
+
+def agent_messages(events):
+    return [e["item"]["text"] for e in events
+            if e.get("type") == "item.completed" and e.get("item", {}).get("type") == "agent_message"]
+
+
+def thread_id(events):
+    for e in events:
+        if e.get("type") == "thread.started":
+            return e["thread_id"]
+    raise AssertionError(f"no thread.started event in {events[:5]}")
+
+
+def om(store, session, *args, input=None):
+    """Run this repository's `om` against a store, as the agent would; return the process."""
+    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
+                          input=input, capture_output=True, text=True, env=env, timeout=60)
+
+
+# -- pytest fixtures (imported by the e2e test modules; a conftest.py here would shadow
+#    the root conftest module that other tests import from) --------------------------
+
+
+@pytest.fixture(scope="session")
+def codex_bin():
+    return codex_binary()
+
+
+@pytest.fixture(scope="session")
+def marketplace(tmp_path_factory):
+    return export_marketplace(tmp_path_factory.mktemp("marketplace"))
+
+
+@pytest.fixture
+def codex(codex_bin, marketplace, tmp_path):
+    """`codex(script)` -> a CodexHome wired to a MockModel serving `script`."""
+    models = []
+
+    def make(script):
+        model = MockModel(script).start()
+        models.append(model)
+        return CodexHome(codex_bin, tmp_path / f"codex{len(models)}", marketplace, model)
+
+    yield make
+    for model in models:
+        model.stop()
+        assert not model.errors, model.errors
