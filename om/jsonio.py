@@ -12,8 +12,6 @@ missing. Invariants:
   ASCII escaping, `<>&` and U+2028/U+2029 literal, control characters escaped.
 """
 
-import sys
-
 from om.errors import InputError
 
 MAX_INPUT_BYTES = 4 * 1024 * 1024
@@ -96,19 +94,14 @@ def loads(text):
         raise InputError(f"om: invalid JSON: {str(e).splitlines()[0]}") from None
     except RecursionError:
         raise InputError("om: invalid JSON: nested too deeply") from None
-    except SystemError:
-        # _json raises its syntax errors as json.decoder.JSONDecodeError, which it
-        # only finds if json.decoder is already imported; otherwise it fails with a
-        # bare SystemError. Load it on this error path only, then parse again.
-        if "json.decoder" in sys.modules:
-            raise
-        import json.decoder  # noqa: F401
-
-        return loads(text)
     end = _skip_ws(text, end)
     if end != len(text):
         raise InputError(f"om: expected one JSON value, found more at character {end}")
-    return _scrub(value)
+    try:
+        return _scrub(value)
+    except RecursionError:
+        # The C scanner accepts nesting that this Python walk cannot descend.
+        raise InputError("om: invalid JSON: nested too deeply") from None
 
 
 def _scrub(value):
