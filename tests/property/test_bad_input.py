@@ -155,6 +155,18 @@ def test_a_json_syntax_error_is_an_input_error_that_says_where(ledger, command, 
     assert "invalid JSON" in result.stderr, result
 
 
+@pytest.mark.parametrize("command", ["capture", "apply"])
+@pytest.mark.parametrize("depth", [300, 496, 900, 5_000, 200_000])
+@pytest.mark.parametrize("where", ["top", "field"])
+def test_deeply_nested_valid_json_is_an_input_error(ledger, command, depth, where):
+    nested = "[" * depth + "]" * depth
+    field = "text" if command == "capture" else "observations"
+    data = nested if where == "top" else json.dumps({field: "@@"}).replace('"@@"', nested)
+    result = om(ledger, command, data)
+    assert_rejected(ledger, result)
+    assert result.returncode == 65, result
+
+
 @pytest.mark.parametrize("text", ["", " ", "\t\n\u3000\u2028", "x" * 1_000_001])
 def test_capture_rejects_blank_or_oversized_text(ledger, text):
     assert_rejected(ledger, om(ledger, "capture", json.dumps({"kind": "user", "text": text, "key": ""})))
