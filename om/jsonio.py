@@ -97,7 +97,11 @@ def loads(text):
     end = _skip_ws(text, end)
     if end != len(text):
         raise InputError(f"om: expected one JSON value, found more at character {end}")
-    return _scrub(value)
+    try:
+        return _scrub(value)
+    except RecursionError:
+        # The C scanner accepts nesting that this Python walk cannot descend.
+        raise InputError("om: invalid JSON: nested too deeply") from None
 
 
 def _scrub(value):

@@ -50,7 +50,13 @@ def resolve_store(path, create=True):
 def make_private_dir(path, parents=False):
     try:
         if parents:
-            os.makedirs(path, mode=0o700, exist_ok=True)
+            # Not os.makedirs: it creates missing ancestors 0777 minus the umask,
+            # world-writable under umask 000, so anyone could swap the store out.
+            _make_ancestors(path)
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
         else:
             os.mkdir(path, 0o700)
         os.chmod(path, 0o700)
@@ -58,6 +64,17 @@ def make_private_dir(path, parents=False):
         raise
     except OSError as e:
         raise StoreError(f"om: cannot create {path}: {e.strerror or e}") from None
+
+
+def _make_ancestors(path):
+    parent = os.path.dirname(path)
+    if parent == path or os.path.isdir(parent):
+        return
+    _make_ancestors(parent)
+    try:
+        os.mkdir(parent, 0o700)
+    except FileExistsError:
+        pass
 
 
 def session_dir(store, session):
