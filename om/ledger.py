@@ -54,6 +54,8 @@ FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
 TRANSIENT_KEYS = ("prompt_id", "stop_turn", "stop_prompt", "notified_cursor")
 #: Prefix of adapter state added by `om` (also transient).
 ADAPTER_PREFIX = "codex_"
+#: Derived running totals of source sizes (see `Ledger._catch_up_sizes`).
+SIZES = "om_source_sizes"
 
 
 def now():
@@ -246,16 +248,56 @@ class Ledger:
         """(pending count, pending UTF-8 bytes, oldest pending seq or None, highest seq or 0).
 
         One read for the Codex adapter's checkpoint policy, which is defined on
-        UTF-8 bytes (not code points) of the pending texts.
+        UTF-8 bytes (not code points) of the pending texts. Call it inside a
+        write transaction: it first brings the derived size table up to date
+        (see `_catch_up_sizes`), so its cost does not grow with the backlog.
         """
         cursor = self.cursor()
-        count, size, oldest = self.conn.execute(
-            "SELECT count(*), coalesce(sum(length(CAST(json_extract(body, '$.text') AS BLOB))), 0), min(seq)"
-            " FROM sources WHERE seq > ?",
-            (cursor,),
+        last, total, count = self._catch_up_sizes()
+        base = self.conn.execute(
+            f"SELECT total, count FROM {SIZES} WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (cursor,)
+        ).fetchone() or (0, 0)
+        oldest = self.conn.execute("SELECT min(seq) FROM sources WHERE seq > ?", (cursor,)).fetchone()[0]
+        return count - base[1], total - base[0], oldest, last
+
+    def _catch_up_sizes(self):
+        """Extend the derived table of running source sizes to the newest source.
+
+        `om_source_sizes` is additive and derived (a v1 peer ignores it; losing it
+        loses nothing): one row per source, with the running UTF-8 byte total and
+        count of all sources up to that seq. Sources only ever grow by seq, so
+        rows written by anyone (om's captures, v1 peers) are caught up by seq,
+        usually one row per event. An import rewrites `sources` wholesale; the
+        newest row then no longer names the same source, and the table is rebuilt.
+        Returns (seq, total, count) of the newest row, or zeros.
+        """
+        conn = self.conn
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {SIZES} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL,"
+            " total INTEGER NOT NULL, count INTEGER NOT NULL)"
+        )
+        top = conn.execute(
+            f"SELECT z.seq, z.total, z.count, s.id IS z.id FROM {SIZES} AS z"
+            " LEFT JOIN sources AS s ON s.seq = z.seq ORDER BY z.seq DESC LIMIT 1"
         ).fetchone()
-        last = self.conn.execute("SELECT coalesce(max(seq), 0) FROM sources").fetchone()[0]
-        return count, size, oldest, last
+        if top is not None and top[3]:
+            seq, total, count = top[:3]
+        else:
+            if top is not None:
+                conn.execute(f"DELETE FROM {SIZES}")
+            seq, total, count = 0, 0, 0
+        rows = []
+        for seq, source_id, size in conn.execute(
+            "SELECT seq, id, coalesce(length(CAST(json_extract(body, '$.text') AS BLOB)), 0)"
+            " FROM sources WHERE seq > ? ORDER BY seq",
+            (seq,),
+        ):
+            total += size
+            count += 1
+            rows.append((seq, source_id, total, count))
+        if rows:
+            conn.executemany(f"INSERT INTO {SIZES}(seq, id, total, count) VALUES (?, ?, ?, ?)", rows)
+        return seq, total, count
 
     def status(self):
         with self.reading():

@@ -394,3 +394,66 @@ def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
     assert not (data / "runtime" / "active").exists()
     assert not (data / "runtime" / "9.1.0" / "om-9.1.0.pyz").exists()
     assert f" {root}/bin/om --store " in context  # the bundled runtime took over
+
+
+def _ledger_file(hook):
+    (path,) = Path(hook.data).glob("session-*/memory.sqlite3")
+    return path
+
+
+def _reason_counts(response):
+    words = response["reason"].split(" pending sources (", 1)
+    count = int(words[0].rsplit(" ", 1)[1])
+    size = int(words[1].split(" bytes)", 1)[0])
+    return count, size
+
+
+def test_the_checkpoint_request_counts_exactly_the_sources_and_utf8_bytes_after_the_cursor(hook):
+    env = {"OM_CHECKPOINT_TURNS": "1"}
+    hook(prompt("één"))
+    hook(stop("☃" * 10, turn="turn-1"), env={"OM_CHECKPOINT_TURNS": "9"})
+    through = hook.om("pending")["through"]
+    hook.om("apply", input=json.dumps({"through": through}))
+    hook(prompt("later 😀", turn="turn-2"))
+    assert _reason_counts(hook(stop("done", turn="turn-2"), env=env)) == (2, len("later 😀".encode()) + 4)
+
+
+def test_sources_a_v1_peer_writes_and_an_import_that_rewrites_them_are_counted_exactly(hook):
+    import sqlite3
+
+    env = {"OM_CHECKPOINT_TURNS": "1"}
+    hook(prompt("first prompt"))
+    hook(stop("first reply", turn="turn-1"), env={"OM_CHECKPOINT_TURNS": "9"})
+    db = sqlite3.connect(_ledger_file(hook))
+    with db:  # a peer appends a source of its own
+        db.execute("INSERT INTO sources(id, body) VALUES ('s-peer', ?)",
+                   (json.dumps({"seq": 0, "id": "s-peer", "kind": "user", "timestamp": "2025-01-01T00:00:00Z",
+                                "text": "peer ünïcode", "truncated": False}),))
+    texts = ["first prompt", "first reply", "peer ünïcode", "second"]
+    response = hook(stop("second", turn="turn-2"), env=env)
+    assert _reason_counts(response) == (4, sum(len(t.encode()) for t in texts))
+    with db:  # a peer's import: the history takes the low seqs, the former sources move after it
+        own = db.execute("SELECT id, body FROM sources ORDER BY seq").fetchall()
+        db.execute("DELETE FROM sources")
+        db.execute("INSERT INTO sources(seq, id, body) VALUES (1, 's-history', ?)",
+                   (json.dumps({"seq": 0, "id": "s-history", "kind": "user", "timestamp": "2025-01-01T00:00:00Z",
+                                "text": "x" * 70, "truncated": False}),))
+        db.executemany("INSERT INTO sources(id, body) VALUES (?, ?)", own)
+    db.close()
+    response = hook(stop("third", turn="turn-3"), env=env)
+    assert _reason_counts(response) == (6, 70 + sum(len(t.encode()) for t in texts) + 5)
+
+
+def test_the_hook_leaves_the_v1_tables_schema_as_it_was(hook):
+    import sqlite3
+
+    hook(prompt("schema check"))
+    db = sqlite3.connect(_ledger_file(hook))
+    before = db.execute("SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'om_%' ORDER BY name").fetchall()
+    db.close()
+    hook(stop("reply"), env={"OM_CHECKPOINT_TURNS": "1"})
+    db = sqlite3.connect(_ledger_file(hook))
+    after = db.execute("SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'om_%' ORDER BY name").fetchall()
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+    assert before == after
