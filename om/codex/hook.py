@@ -108,6 +108,9 @@ def _session(event):
 
 
 def _open(store, event):
+    from om.sqlite import load
+
+    load()  # before om.ledger imports it: skips functools (see om.sqlite)
     from om.ledger import Ledger
 
     return Ledger.open(store, _session(event))
@@ -207,6 +210,9 @@ def post_tool_use(store, event):
 
 
 def _is_own_call(ledger, command):
+    if not isinstance(command, str) or ledger.store not in command:
+        # Most tool calls: decided without loading the parser (a ledger call spells out the store).
+        return False
     from om.codex.command import ledger_argv
     from om.codex.selfcapture import is_ledger_call
 
