@@ -22,7 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 SOURCES = 10_000
 SESSION = "bench-session"
-HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder", "enum", "sqlite3", "datetime"}
+HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder", "enum", "sqlite3", "datetime",
+         "functools", "collections"}
 
 
 def real_interpreter():
