@@ -349,7 +349,7 @@ def _pin(root, tmp_path, version="9.1.0", tamper=False):
     shutil.copytree(ROOT / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "runtime").mkdir()
     asset = root / "runtime" / f"om-{version}.pyz"
-    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:main")
+    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")
     digest = hashlib.sha256(asset.read_bytes()).hexdigest()
     size = len(asset.read_bytes())
     if tamper:
@@ -383,7 +383,7 @@ def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_ad
     # the marker makes the installed runtime refuse to replace itself
     refusal = subprocess.run([sys.executable, "-I", "-S", str(installed), "self", "update", "--check"],
                              capture_output=True, text=True, timeout=60)
-    assert "managed by the om Codex plugin" in refusal.stderr
+    assert refusal.returncode == 67 and "managed by the om Codex plugin" in refusal.stderr, refusal
 
 
 def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):

@@ -284,14 +284,24 @@ def test_a_plugin_managed_runtime_refuses_without_any_request(installed, fake_gi
     assert installed.snapshot() == before
 
 
-def test_a_plugin_pyz_with_the_marker_beside_it_refuses_without_any_request(tmp_path, fake_github):
+def test_a_plugin_pyz_with_the_marker_beside_it_refuses_every_self_command_with_67_and_no_request(
+        tmp_path, fake_github):
     plugin = tmp_path / "plugin"
     plugin.mkdir()
     (plugin / "om.pyz").write_bytes(pyz_bytes(BASE_VERSION))
     (plugin / ".observational-memory-managed").write_text("")
     inst = Install(tmp_path, fake_github)
-    r = inst.run_pyz(plugin / "om.pyz", "self", "update")
-    assert r.returncode == 67 and "managed by its plugin" in r.stderr, r
+    for args in (["self", "update"], ["self", "update", "--check"], ["self", "channel", "rc", "-y"],
+                 ["self", "rollback"]):
+        r = inst.run_pyz(plugin / "om.pyz", *args)
+        assert r.returncode == 67 and "managed by its plugin" in r.stderr, (args, r)
+    assert fake_github.requests == []
+
+
+def test_a_bare_pyz_refuses_self_update_check_with_67_and_no_request(tmp_path, fake_github):
+    inst = Install(tmp_path, fake_github)
+    r = inst.run_pyz(pyz(BASE_VERSION), "self", "update", "--check")
+    assert r.returncode == 67 and "not a standalone install" in r.stderr, r
     assert fake_github.requests == []
 
 
