@@ -337,3 +337,16 @@ def test_self_install_over_an_existing_install_keeps_the_old_version_as_previous
     assert r.returncode == 0 and "installed 1.1.0" in r.stdout and "(was 1.0.0)" in r.stdout, r
     assert installed.run("--version").stdout == "om 1.1.0\n"
     assert installed.run("self", "rollback").stdout == "om: rolled back 1.1.0 → 1.0.0\n"
+
+
+def test_self_install_names_the_pyz_extraction_it_leaves_and_the_install_runs_without_it(tmp_path):
+    import shutil
+
+    inst = Install(tmp_path, None)
+    r = inst.run_pyz(pyz(BASE_VERSION), "self", "install")
+    assert r.returncode == 0, r
+    extraction = next((tmp_path / "shiv").glob(f"om-{BASE_VERSION}.pyz_*"))
+    assert f"does not use {extraction} (the pyz's unpacked copy)" in r.stdout, r
+    shutil.rmtree(extraction)
+    assert inst.run("--version").stdout == f"om {BASE_VERSION}\n"
+    assert inst.run("self", "channel").returncode == 0  # a lazily imported module still loads
