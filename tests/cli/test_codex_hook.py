@@ -322,13 +322,16 @@ def test_an_unusable_store_fails_open(hook):
 
 
 def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
+    root = _plugin_copy(tmp_path)
+    (root / "runtime").mkdir()
+    (root / "runtime" / "om-9.9.9.pyz").write_bytes(b"shipped")
+    data = tmp_path / "broken-data"
+    (data / "runtime").mkdir(parents=True)
+    broken = data / "runtime" / "om"
+    broken.write_bytes(b"not python\x00")
+    (data / "runtime" / "active").write_text(f"{root}\n{broken}\nom-9.9.9.pyz\n")
+    assert set(_launch(root, data, stop("bye"))) == {"systemMessage"}
     hook.data.mkdir(parents=True)
-    (hook.data / "runtime").mkdir()
-    broken = hook.data / "runtime" / "om-9.9.9.pyz"
-    broken.write_bytes(b"not a zip")
-    (hook.data / "runtime" / "active").write_text(f"{ROOT}\n{broken}\n")
-    response = hook(stop("bye"), env={"OM_CHECKPOINT_TURNS": "1"})
-    assert set(response) == {"systemMessage"}
     fake = tmp_path / "python-that-cannot-open-the-script"
     fake.write_text("#!/bin/sh\nexit 2\n")
     fake.chmod(0o755)
@@ -374,9 +377,10 @@ def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_ad
     _pin(root, tmp_path)
     data = tmp_path / "data"
     context = context_of(_launch(root, data, start()))
-    installed = data / "runtime" / "9.1.0" / "om-9.1.0.pyz"
+    installed = data / "runtime" / "9.1.0" / "om"
+    assert (installed.parent / "om-9.1.0.pyz").read_bytes() == (root / "runtime" / "om-9.1.0.pyz").read_bytes()
     assert installed.is_file() and (installed.parent / ".observational-memory-managed").is_file()
-    assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed)]
+    assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed), "om-9.1.0.pyz"]
     assert f" {installed} --store " in context
     # later events run the verified copy: the turn's reply is captured and a checkpoint asked for
     assert f" {installed} --store " in _launch(root, data, stop("bye"))["reason"]
@@ -393,4 +397,5 @@ def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
     context = context_of(_launch(root, data, start()))
     assert not (data / "runtime" / "active").exists()
     assert not (data / "runtime" / "9.1.0" / "om-9.1.0.pyz").exists()
+    assert not (data / "runtime" / "9.1.0" / "om").exists()
     assert f" {root}/bin/om --store " in context  # the bundled runtime took over

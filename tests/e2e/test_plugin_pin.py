@@ -51,7 +51,10 @@ def registered_hook(plugin, data, event="SessionStart"):
     command = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"][event][0]["hooks"][0]["command"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
     env.update(PLUGIN_ROOT=str(plugin), CLAUDE_PLUGIN_ROOT=str(plugin),
-               PLUGIN_DATA=str(data), CLAUDE_PLUGIN_DATA=str(data))
+               PLUGIN_DATA=str(data), CLAUDE_PLUGIN_DATA=str(data),
+               # a throwaway home (to see what lands there), and python3 found without a home-based shim
+               HOME=str(data.parent / "userhome"),
+               PATH=os.path.dirname(os.path.realpath(sys.executable)) + os.pathsep + env.get("PATH", ""))
     proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(FIXTURE["payload"]).encode(),
                           capture_output=True, env=env, cwd="/", timeout=60)
     assert proc.returncode == 0, proc
@@ -80,10 +83,14 @@ def test_a_pinned_release_ships_in_the_plugin_tree_and_the_registered_hook_runs_
 
     data = tmp_path / "plugins" / "data" / "om-observational-memory"
     context, _ = registered_hook(plugin, data)
-    installed = data / "runtime" / "1.4.0" / "om-1.4.0.pyz"
+    installed = data / "runtime" / "1.4.0" / "om"
     assert f" {installed} --store " in context  # the command the runtime advertises names itself
-    assert installed.read_bytes() == shipped.read_bytes() and (installed.parent / MARKER).is_file()
-    assert (data / "runtime" / "active").read_text().splitlines() == [str(plugin), str(installed)]
+    assert (installed.parent / "om-1.4.0.pyz").read_bytes() == shipped.read_bytes()
+    assert (installed.parent / MARKER).is_file()
+    assert (data / "runtime" / "active").read_text().splitlines() == [str(plugin), str(installed), shipped.name]
+    # unpacked once: no shiv bootstrap per event, nothing under the user's ~/.shiv
+    assert (installed.parent / "lib" / "om" / "__init__.py").is_file()
+    assert not (data.parent / "userhome" / ".shiv").exists()
     version = subprocess.run([sys.executable, "-I", "-S", str(installed), "--version"],
                              capture_output=True, text=True, timeout=60)
     assert version.stdout == "om 1.4.0\n", version
@@ -111,6 +118,7 @@ def test_a_tampered_pinned_asset_is_never_run_and_the_bundled_source_takes_over(
     assert f" {plugin}/bin/om --store " in context
     assert "does not match the pinned sha256" in stderr
     assert not (data / "runtime" / "1.4.0" / "om-1.4.0.pyz").exists()
+    assert not (data / "runtime" / "1.4.0" / "om").exists()
     assert not (data / "runtime" / "active").exists()
 
 
@@ -129,7 +137,7 @@ def test_re_pinning_the_same_plugin_tree_switches_hooks_to_the_new_release(fake_
     assert p.returncode == 0, p.stderr
     assert sorted(x.name for x in (plugin / "runtime").iterdir()) == ["om-1.5.0.pyz"]
     context, _ = registered_hook(plugin, data)
-    assert f" {data / 'runtime' / '1.5.0' / 'om-1.5.0.pyz'} --store " in context
+    assert f" {data / 'runtime' / '1.5.0' / 'om'} --store " in context
 
 
 def test_pinning_refuses_a_release_whose_published_bytes_match_no_checksum(fake_github, tmp_path):
