@@ -104,3 +104,19 @@ def ensure_database_file(path):
             os.fchmod(fd, 0o600) if hasattr(os, "fchmod") else None
         finally:
             os.close(fd)
+
+
+def fsync_dir(path):
+    """Make a rename or link inside `path` durable (a no-op where directories cannot be opened)."""
+    if os.name == "nt":
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -13,7 +13,15 @@ import os
 
 from om.errors import Conflict, InputError, NotFound
 from om.ledger import ADAPTER_PREFIX, FORK_KEEPS, TRANSIENT_KEYS, Ledger, connect, sqlite3
-from om.store import DB_NAME, canonical_store, database_path, ensure_database_file, session_dir, validate_session
+from om.store import (
+    DB_NAME,
+    canonical_store,
+    database_path,
+    ensure_database_file,
+    fsync_dir,
+    session_dir,
+    validate_session,
+)
 
 TEMP_PREFIX = ".om-tmp-"
 
@@ -52,14 +60,14 @@ def fork(store, session, to_session):
                 raise Conflict(f"om: fork snapshot failed: {e}") from None
             finally:
                 copy.close()
-            _fsync_dir(staged)
+            fsync_dir(staged)
             if os.path.lexists(destination):
                 raise Conflict(f"om: destination session {to_session!r} already exists in {store}")
             try:
                 os.rename(staged, destination)
             except OSError as e:
                 raise Conflict(f"om: cannot publish session {to_session!r}: {e.strerror or e}") from None
-            _fsync_dir(store)
+            fsync_dir(store)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     with Ledger.open(store, to_session, create=False) as forked:
@@ -135,15 +143,3 @@ def _import_into(dest, snapshot, source_store, source_session):
         dest.meta_delete(*TRANSIENT_KEYS)
         conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(ADAPTER_PREFIX), ADAPTER_PREFIX))
 
-
-def _fsync_dir(path):
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

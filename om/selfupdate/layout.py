@@ -31,6 +31,7 @@ import time
 import zipfile
 
 from om.errors import Conflict, OmError
+from om.store import fsync_dir
 
 RECEIPT = "receipt.json"
 INSTALLER = "om-standalone"
@@ -64,21 +65,6 @@ def sha256_file(path):
 # --- small durable-write helpers -------------------------------------------------
 
 
-def _fsync_dir(path):
-    if os.name == "nt":
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _temp_name(directory, stem):
     return os.path.join(directory, ".%s.%d.%s.tmp" % (stem, os.getpid(), os.urandom(4).hex()))
 
@@ -101,7 +87,7 @@ def write_atomically(path, data, mode=0o644):
         except OSError:
             pass
         raise
-    _fsync_dir(directory)
+    fsync_dir(directory)
 
 
 # --- receipt ------------------------------------------------------------------------
@@ -246,7 +232,7 @@ def publish_payload(home, version, pyz_path, sha256, python):
             # A damaged copy of this version: set it aside rather than rewrite it in place.
             os.rename(final, _temp_name(vroot, f"{version}.damaged"))
         os.rename(staging, final)
-        _fsync_dir(vroot)
+        fsync_dir(vroot)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
