@@ -1,15 +1,10 @@
 """`om search`: ranking, Unicode, plain-word queries, filters, and an index that never fails."""
 
-import ctypes
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 
 import pytest
-
-from conftest import ROOT, Result
+from read_only import run_read_only
 
 ENTRY_BASE = 1 << 40
 
@@ -309,44 +304,6 @@ def test_an_import_that_rewrites_sequence_numbers_rebuilds_the_index(om, store):
     assert set(ids(results)) == {donor, own}
     by_id = {x["id"]: x["seq"] for x in results}
     assert by_id[donor] == 1 and by_id[own] == 2
-
-
-def _no_write_privileges():
-    # Root ignores file modes; drop the capabilities that let it, so the
-    # subprocess meets the store exactly as a sandboxed non-root shell would.
-    if os.geteuid() == 0:
-        libc = ctypes.CDLL(None, use_errno=True)
-        for cap in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
-            if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
-
-
-def run_read_only(store, *args):
-    session_dirs = [os.path.join(store, d) for d in os.listdir(store)]
-    paths = [store] + session_dirs
-    for d in session_dirs:
-        for f in os.listdir(d):
-            os.chmod(os.path.join(d, f), 0o400)
-    for p in paths:
-        os.chmod(p, 0o500)
-    try:
-        env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        env["PYTHONPATH"] = str(ROOT)
-        proc = subprocess.run(
-            [sys.executable, "-m", "om", "--store", str(store), "--session", "s1", *args],
-            capture_output=True, env=env, cwd=ROOT, preexec_fn=_no_write_privileges, timeout=60,
-        )
-        # Prove the sandbox was real: the subprocess could not have created a file.
-        probe = subprocess.run([sys.executable, "-c", f"open({os.path.join(str(store), 'probe')!r}, 'w')"],
-                               capture_output=True, preexec_fn=_no_write_privileges)
-        assert probe.returncode != 0
-    finally:
-        for p in paths:
-            os.chmod(p, 0o700)
-        for d in session_dirs:
-            for f in os.listdir(d):
-                os.chmod(os.path.join(d, f), 0o600)
-    return Result(type("P", (), {"returncode": proc.returncode, "stdout": proc.stdout.decode(), "stderr": proc.stderr.decode()}))
 
 
 def test_a_read_only_store_without_an_index_still_answers(om, store):
