@@ -180,17 +180,14 @@ def _run(args):
         with _open(args) as ledger:
             if args.all:
                 return _json_out(ledger.entries())
-            from om.render import render_ranked
+            from om.views import view_text
 
-            with ledger.reading():
-                return render_ranked(ledger.view_candidates(), ledger.active_count())
+            return view_text(ledger)
     if command == "prime":
-        from om.render import render_prime
+        from om.views import prime_text
 
-        with _open(args) as ledger, ledger.reading():
-            return render_prime(
-                ledger.status(), ledger.store, ledger.view_candidates(), ledger.active_count()
-            )
+        with _open(args) as ledger:
+            return prime_text(ledger)
     if command == "recall":
         with _open(args) as ledger:
             return _json_out(ledger.recall(args.id))

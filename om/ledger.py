@@ -6,6 +6,8 @@ Invariants:
   by either side opens in the other.
 - Every write runs in one explicit `BEGIN IMMEDIATE` transaction: a command
   either commits all of its changes or none of them (cursor included).
+- Derived data is additive and disposable: `om_*` tables and indexes may be
+  dropped at any time and are rebuilt from the v1 tables.
 - Journal mode: SQLite's rollback journal (the file's own mode is never
   changed). It is what v1 peers wrote, and unlike WAL it lets a reader open a
   ledger in a directory it cannot write, which is exactly the agent's sandboxed
@@ -267,9 +269,11 @@ class Ledger:
             )
             cursor = _int(meta.get("cursor"))
             count, chars, _ = self.pending_stats()
+            # Id ranges over om_entries_active make both index-only counts (the
+            # unary + keeps the planner off the id index, which would visit rows).
             observations, reflections = self.conn.execute(
-                "SELECT coalesce(sum(substr(id, 1, 2) = 'o-'), 0), coalesce(sum(substr(id, 1, 2) = 'r-'), 0)"
-                " FROM entries WHERE active = 1"
+                "SELECT (SELECT count(*) FROM entries WHERE active = 1 AND +id >= 'o-' AND +id < 'o.'),"
+                " (SELECT count(*) FROM entries WHERE active = 1 AND +id >= 'r-' AND +id < 'r.')"
             ).fetchone()
         status = {
             "session": self.session,
@@ -300,24 +304,85 @@ class Ledger:
             sql += " WHERE active = 1"
         return [_entry(*row) for row in self.conn.execute(sql + " ORDER BY seq")]
 
-    def view_candidates(self):
-        """Active entries as `(floor, load)` pairs in view priority order (see om.render.select).
+    # -- the view order (derived, additive) -------------------------------------
+    #
+    # `om_view_order_v1` holds, per entry, its view priority as one integer and the
+    # exact byte size of its view line. Both are functions of the immutable
+    # entry body, so rows never change; whether an entry is active is always
+    # read from `entries`. The table covers exactly the entries up to its
+    # highest seq: apply extends it in its own transaction, and rows written by
+    # v1 peers (which know nothing of it) are added on the next read. The line
+    # format version is part of the name, so a new format starts a new table.
 
-        SQLite ranks the rows and measures each text, so only entries that may
-        still fit the budget are ever parsed.
+    VIEW_TABLE = "om_view_order_v1"
+
+    def refresh_view_order(self):
+        """Bring the order table up to date when the ledger can be written; never fails."""
+        if self._view_order_current():
+            return
+        try:
+            with self.transaction():
+                self._extend_view_order()
+        except StoreError:
+            pass  # a read-only ledger (a sandboxed shell): view_oracle ranks in memory
+
+    def view_oracle(self):
+        """`(next_fitting, total)` for om.render.select over the active entries.
+
+        Call inside `reading()`, after `refresh_view_order()`: uses the order
+        table when it covers every entry, else ranks the entries in memory.
         """
-        from om.render import line_floor
+        if not self._view_order_current():
+            from om.render import list_oracle
 
-        rows = self.conn.execute(
-            "SELECT seq, id, body, retirement, length(CAST(json_extract(body, '$.text') AS BLOB)) AS size,"
-            " CASE json_extract(body, '$.importance') WHEN 'critical' THEN 0 WHEN 'high' THEN 1"
-            " WHEN 'low' THEN 3 ELSE 2 END AS rank"
-            " FROM entries WHERE active = 1 ORDER BY rank, substr(id, 1, 2) = 'o-', seq DESC"
+            entries = self.entries(active_only=True)
+            return list_oracle(entries), len(entries)
+        query = (
+            # CROSS JOIN and +e.active pin the plan: walk the order index and stop
+            # at the first fit. Left to itself the planner may prefer scanning
+            # om_entries_active and sorting every active entry.
+            f"SELECT v.rank, e.seq, e.id, e.body, e.retirement FROM {self.VIEW_TABLE} v"
+            " CROSS JOIN entries e ON e.seq = v.seq"
+            " WHERE v.rank > ? AND v.size <= ? AND +e.active = 1 AND e.id = v.id ORDER BY v.rank LIMIT 1"
         )
-        for seq, entry_id, body, retirement, size, _ in rows:
-            yield line_floor(entry_id, size or 0), (
-                lambda s=seq, i=entry_id, b=body, r=retirement: _entry(s, i, b, 1, r)
-            )
+
+        def next_fitting(after, remaining):
+            row = self.conn.execute(query, (-1 if after is None else after, remaining)).fetchone()
+            if row is None:
+                return None
+            rank, seq, entry_id, body, retirement = row
+            return rank, _entry(seq, entry_id, body, 1, retirement)
+
+        return next_fitting, self.active_count()
+
+    def _view_order_current(self):
+        try:
+            covered = self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {self.VIEW_TABLE}").fetchone()[0]
+        except sqlite3.OperationalError:
+            return False
+        return covered == self.conn.execute("SELECT coalesce(max(seq), 0) FROM entries").fetchone()[0]
+
+    def _extend_view_order(self):
+        """Add order rows for entries above the table's highest seq (inside a write transaction)."""
+        from om.render import line_size, sort_key
+
+        table = self.VIEW_TABLE
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {table}"
+            " (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, rank INTEGER NOT NULL, size INTEGER NOT NULL)"
+        )
+        self.conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_rank ON {table}(rank, size)")
+        # An index, not a change of the v1 table: SQLite maintains it for every
+        # writer, v1 peers included, and it makes active counts index-only.
+        self.conn.execute("CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, id)")
+        covered = self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]
+        rows = []
+        for row in self.conn.execute(
+            "SELECT seq, id, body, active, retirement FROM entries WHERE seq > ? ORDER BY seq", (covered,)
+        ):
+            entry = _entry(*row)
+            rows.append((entry["seq"], entry["id"], sort_key(entry), line_size(entry)))
+        self.conn.executemany(f"INSERT INTO {table}(seq, id, rank, size) VALUES (?, ?, ?, ?)", rows)
 
     def active_count(self):
         return self.conn.execute("SELECT count(*) FROM entries WHERE active = 1").fetchone()[0]
@@ -433,6 +498,7 @@ class Ledger:
                     "UPDATE entries SET active = 0, retirement = ? WHERE id = ?", (retirement, old["id"])
                 )
                 receipt["retired"].append(old["id"])
+            self._extend_view_order()
             self.meta_set("cursor", through)
             self.meta_set("last_checkpoint_at", now())
         return receipt

@@ -39,36 +39,41 @@ def priority(entry):
     return (_RANK.get(entry["importance"], 2), 0 if entry["kind"] == "reflection" else 1, -entry["seq"])
 
 
-def line_floor(entry_id, text_bytes):
-    """A lower bound of `entry_line`'s size, from the id and the raw UTF-8 size of the text.
+def sort_key(entry):
+    """`priority` as one integer (smaller first), for storing beside the ledger.
 
-    Quoting only ever adds bytes, kinds are at least 10 characters, importance
-    at least 3 and the quoted timestamp at least 2.
+    Importance rank, then reflection before observation, then newest first;
+    sequence numbers stay below 2**40.
     """
-    return len("- ") + len(entry_id.encode("utf-8")) + 11 + len(" importance=") + 3 + len(" at ") + 2 + len(": ") + 2 + text_bytes + 1
+    rank, observation, neg_seq = priority(entry)
+    return (rank << 41) | (observation << 40) | ((1 << 40) - 1 + neg_seq)
 
 
-#: No line can be shorter: an id of at least 2 bytes and a non-blank text.
-MIN_LINE = line_floor("o-", 1)
+def line_size(entry):
+    return _size(entry_line(entry))
 
 
-def select(candidates, budget):
+#: No line is shorter: an id of at least 2 bytes, a 10-letter kind, a
+#: 3-letter importance, an empty quoted timestamp and a 1-byte text.
+MIN_LINE = len('- o- reflection importance=low at "": "x"\n')
+
+
+def select(next_fitting, budget):
     """Greedy pick, in priority order, of the entries whose lines fit `budget` bytes.
 
-    `candidates` yields `(floor, load)` pairs in priority order: `floor` is a
-    lower bound of the entry's line size and `load()` returns the entry. An
-    entry is loaded only when its floor still fits, and the scan stops once no
-    line at all could fit, so a large ledger costs little more than a small one.
+    `next_fitting(after, remaining)` returns `(key, entry)` for the first entry
+    in priority order after `key` (None: from the start) whose line is at most
+    `remaining` bytes, or None. Asking for the next entry that fits, rather
+    than walking every entry, keeps a large ledger as cheap as a small one.
     Returns the chosen entries in ledger (seq) order.
     """
-    chosen, remaining = [], budget
-    for floor, load in candidates:
-        if remaining < MIN_LINE:
+    chosen, remaining, after = [], budget, None
+    while remaining >= MIN_LINE:
+        found = next_fitting(after, remaining)
+        if found is None:
             break
-        if floor > remaining:
-            continue
-        entry = load()
-        size = _size(entry_line(entry))
+        after, entry = found
+        size = line_size(entry)
         if size <= remaining:
             chosen.append(entry)
             remaining -= size
@@ -76,9 +81,17 @@ def select(candidates, budget):
     return chosen
 
 
-def _ranked(entries):
-    for entry in sorted(entries, key=priority):
-        yield _size(entry_line(entry)), (lambda e=entry: e)
+def list_oracle(entries):
+    """A `next_fitting` over a list of entries held in memory."""
+    ranked = sorted(((sort_key(e), line_size(e), e) for e in entries), key=lambda t: t[0])
+
+    def next_fitting(after, remaining):
+        for key, size, entry in ranked:
+            if (after is None or key > after) and size <= remaining:
+                return key, entry
+        return None
+
+    return next_fitting
 
 
 VIEW_HEADER = (
@@ -96,16 +109,16 @@ def _footer(omitted, total):
 def render_view(entries, budget=VIEW_BUDGET):
     """The quoted view of a list of active entries."""
     entries = list(entries)
-    return render_ranked(_ranked(entries), len(entries), budget)
+    return render_ranked(list_oracle(entries), len(entries), budget)
 
 
-def render_ranked(candidates, total, budget=VIEW_BUDGET):
-    """The quoted view from `(floor, load)` candidates in priority order (see `select`)."""
+def render_ranked(next_fitting, total, budget=VIEW_BUDGET):
+    """The quoted view of `total` active entries reached through `next_fitting` (see `select`)."""
     # Reserve the footer at its widest so the final count can never overflow.
     reserve = _size(VIEW_HEADER) + _size(_footer(total, total))
     if reserve > budget:
         return ""
-    chosen = select(candidates, budget - reserve)
+    chosen = select(next_fitting, budget - reserve)
     return VIEW_HEADER + "".join(entry_line(e) for e in chosen) + _footer(total - len(chosen), total)
 
 
@@ -135,7 +148,7 @@ def prime_header(status, store):
     return "\n".join(lines) + "\n"
 
 
-def render_prime(status, store, candidates, total, budget=VIEW_BUDGET):
+def render_prime(status, store, next_fitting, total, budget=VIEW_BUDGET):
     """Header plus the view; the whole output stays within `budget` bytes when the header allows."""
     header = prime_header(status, store)
-    return header + render_ranked(candidates, total, max(0, budget - _size(header)))
+    return header + render_ranked(next_fitting, total, max(0, budget - _size(header)))

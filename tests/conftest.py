@@ -1,5 +1,6 @@
 """Shared fixtures: run `om` as a real subprocess against throwaway stores."""
 
+import ctypes
 import json
 import os
 import subprocess
@@ -64,3 +65,42 @@ def om(store):
 
     call.store = store
     return call
+
+
+def _no_write_privileges():
+    # Root ignores file modes; drop the capabilities that let it, so the
+    # subprocess meets the store exactly as a sandboxed non-root shell would.
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+            if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def run_read_only(store, *args, session="s1"):
+    """Run om on a store it can read but not write, as a sandboxed shell meets it."""
+    session_dirs = [os.path.join(store, d) for d in os.listdir(store)]
+    paths = [store] + session_dirs
+    for d in session_dirs:
+        for f in os.listdir(d):
+            os.chmod(os.path.join(d, f), 0o400)
+    for p in paths:
+        os.chmod(p, 0o500)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+        env["PYTHONPATH"] = str(ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
+            capture_output=True, env=env, cwd=ROOT, preexec_fn=_no_write_privileges, timeout=60,
+        )
+        # Prove the sandbox was real: the subprocess could not have created a file.
+        probe = subprocess.run([sys.executable, "-c", f"open({os.path.join(str(store), 'probe')!r}, 'w')"],
+                               capture_output=True, preexec_fn=_no_write_privileges)
+        assert probe.returncode != 0
+    finally:
+        for p in paths:
+            os.chmod(p, 0o700)
+        for d in session_dirs:
+            for f in os.listdir(d):
+                os.chmod(os.path.join(d, f), 0o600)
+    return Result(type("P", (), {"returncode": proc.returncode, "stdout": proc.stdout.decode(), "stderr": proc.stderr.decode()}))

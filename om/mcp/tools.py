@@ -303,17 +303,13 @@ def call(store, name, arguments):
         if name == "recall":
             return dumps(ledger.recall(item_id))
         if name == "view":
-            from om.render import render_ranked
+            from om.views import view_text
 
-            with ledger.reading():
-                return _chomp(render_ranked(ledger.view_candidates(), ledger.active_count()))
+            return _chomp(view_text(ledger))
         if name == "prime":
-            from om.render import render_prime
+            from om.views import prime_text
 
-            with ledger.reading():
-                return _chomp(
-                    render_prime(ledger.status(), ledger.store, ledger.view_candidates(), ledger.active_count())
-                )
+            return _chomp(prime_text(ledger))
         if name == "search":
             return dumps(_search_module().search(ledger, query, *options))
     raise UnknownTool(f"om: unknown tool {name!r}")  # pragma: no cover - catalogue and dispatch agree

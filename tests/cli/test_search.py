@@ -4,7 +4,8 @@ import json
 import sqlite3
 
 import pytest
-from read_only import run_read_only
+
+from conftest import run_read_only
 
 ENTRY_BASE = 1 << 40
 

@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 from mcp_client import McpServer, run_om
-from read_only import run_read_only
+from conftest import run_read_only
 
 SESSION = "s1"
 

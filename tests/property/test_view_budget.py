@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import run_om
-from om.render import VIEW_BUDGET, _ranked, render_prime, render_view
+from om.render import VIEW_BUDGET, list_oracle, render_prime, render_view
 
 texts = st.text(min_size=1, max_size=2000).filter(lambda t: t.strip())
 entries = st.lists(
@@ -54,7 +54,7 @@ def test_prime_fits_the_budget_for_any_entries_and_session(items, session, pendi
         "active": {"observations": len(items), "reflections": 0},
         "last_checkpoint_at": "2026-09-06T06:40:53Z",
     }
-    out = render_prime(status, "/some/store", _ranked(items), len(items))
+    out = render_prime(status, "/some/store", list_oracle(items), len(items))
     assert len(out.encode("utf-8")) <= VIEW_BUDGET
 
 

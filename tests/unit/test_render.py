@@ -75,9 +75,9 @@ def test_prime_reports_pending_backlog_and_pause():
         "active": {"observations": 1, "reflections": 0},
     }
     entries = [entry(1, "memory text")]
-    from om.render import _ranked
+    from om.render import list_oracle
 
-    out = render_prime(status, "/store", _ranked(entries), 1)
+    out = render_prime(status, "/store", list_oracle(entries), 1)
     assert "no checkpoint yet" in out
     assert "2 sources" in out and "does not cover" in out
     assert "paused" in out
