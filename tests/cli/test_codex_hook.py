@@ -399,3 +399,31 @@ def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
     assert not (data / "runtime" / "9.1.0" / "om-9.1.0.pyz").exists()
     assert not (data / "runtime" / "9.1.0" / "om").exists()
     assert f" {root}/bin/om --store " in context  # the bundled runtime took over
+
+
+def receipt(hook, event):
+    path = hook.data / "receipts" / f"{event}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def test_every_handled_event_leaves_a_receipt_with_its_outcome_and_duration(hook):
+    hook(start())
+    hook(prompt("list the files"))
+    hook(tool("ls"))
+    hook(stop())
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
+        r = receipt(hook, event)
+        assert r["outcome"] == "ok" and r["runs"] == 1 and r["failures"] == 0, r
+        assert 0 < r["duration_ms"] < 60_000 and r["recent_ms"] == [r["duration_ms"]]
+    hook(prompt("and again", turn="turn-2"))
+    assert receipt(hook, "UserPromptSubmit")["runs"] == 2
+
+
+def test_a_hook_that_fails_open_records_a_failed_receipt(hook):
+    hook(start())
+    (session_dir,) = [d for d in hook.data.iterdir() if d.name.startswith("session-")]
+    (session_dir / "memory.sqlite3").write_bytes(b"not a database at all" * 100)
+    response = hook(prompt("this cannot be stored"))
+    assert "failed open" in response["systemMessage"]
+    r = receipt(hook, "UserPromptSubmit")
+    assert r["outcome"] == "failed" and r["failures"] == 1 and r["last_failure_at"] == r["last_at"]
