@@ -2,7 +2,8 @@
 """Start-up time of the installed `om` against the bare interpreter, measured in one run.
 
 Builds the zipapp, installs it standalone into a temporary directory (launcher + extracted
-payload), then times, with the same interpreter and interleaved rounds:
+payload), then times, with the same real interpreter (the binary behind any venv link or
+pyenv shim; the launcher must name it too) and interleaved rounds:
     bare       python3 -I -S -c pass
     installed  <launcher> --version        (what shells and hooks run)
     source     python3 -I -S -c '<import om.cli from the tree>' --version (launcher's floor)
@@ -32,6 +33,14 @@ def timed(cmd, env):
     return time.perf_counter() - t
 
 
+def _launcher_interpreter(launcher):
+    """The interpreter the installed launcher's first line names (either launcher form)."""
+    first, second = launcher.read_text().splitlines()[:2]
+    if first.startswith("#!/bin/sh"):
+        return second.split("exec ", 1)[1].split(" -IS", 1)[0].strip("'")
+    return first[2:].rsplit(" -IS", 1)[0]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=40)
@@ -49,6 +58,9 @@ def main(argv=None):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp), "OM_HOME": str(tmp / "home"),
                "OM_BIN_DIR": str(tmp / "bin"), "SHIV_ROOT": str(tmp / "shiv")}
         subprocess.run([python, "-I", str(pyz), "self", "install"], env=env, check=True, stdout=subprocess.DEVNULL)
+        launcher_python = _launcher_interpreter(tmp / "bin" / "om")
+        if launcher_python != python:
+            sys.exit(f"bench/startup.py: the launcher runs {launcher_python}, not {python}: not comparable")
         commands = {
             "bare": [python, "-I", "-S", "-c", "pass"],
             "installed": [str(tmp / "bin" / "om"), "--version"],
@@ -63,9 +75,12 @@ def main(argv=None):
             for name, cmd in commands.items():
                 samples[name].append(timed(cmd, env))
     med = {name: statistics.median(v) * 1000 for name, v in samples.items()}
-    print(f"interpreter: {python} ({sys.version.split()[0]}), {args.rounds} rounds, medians")
-    for name in commands:
-        print(f"{name:10s} {med[name]:7.1f} ms   x{med[name] / med['bare']:.2f} of bare")
+    p95 = {name: statistics.quantiles(v, n=20)[-1] * 1000 for name, v in samples.items()}
+    print(f"interpreter: {python} ({sys.version.split()[0]}), {args.rounds} interleaved rounds")
+    for name, cmd in commands.items():
+        shown = " ".join(cmd if name != "source" else cmd[:4] + ["<import om.cli from the tree>", "--version"])
+        print(f"{name:10s} median {med[name]:6.1f} ms  p95 {p95[name]:6.1f} ms  "
+              f"x{med[name] / med['bare']:.2f} of bare   {shown.replace(str(tmp), '$TMP')}")
     print(f"installed is x{med['pyz'] / med['installed']:.2f} faster than running the pyz directly")
     return 0
 

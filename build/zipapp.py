@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ENTRY_POINT = "om.cli:main"
+ENTRY_POINT = "om.cli:run"
 # The shebang used when the pyz is executed directly; the installed launcher names an
 # absolute interpreter instead (see om/selfupdate/layout.py).
 SHEBANG = "/usr/bin/env python3"

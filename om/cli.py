@@ -213,6 +213,16 @@ def _run(args):
     raise UsageError("om: a command is required (see om --help)")
 
 
+def run():
+    """Program entry point (zipapp, console script): exit with main()'s status.
+
+    Runners differ: shiv and pip's console scripts exit with the value returned, but a
+    generated zipapp `__main__` (`python -m zipapp -m om.cli:main`) drops it, which turned
+    every refusal into exit 0. Exiting here gives the same status whatever runs us.
+    """
+    sys.exit(main())
+
+
 def main(argv=None):
     program = argv is None  # run as the process itself, not called from other code
     if program:

@@ -379,19 +379,27 @@ def trust_hash(event, group, handler):
 
 
 def _codex_checks(home, store):
+    checks, root = _plugin_checks(home, store)
+    checks.append(_mcp_check(root))
+    return checks
+
+
+def _plugin_checks(home, store):
+    """The plugin, hooks and sandbox checks, and the installed plugin root (None when unusable)."""
     plugin_id = f"{PLUGIN}@{MARKETPLACE}"
     config_path = os.path.join(home, "config.toml")
     install = f"codex plugin marketplace add <om checkout> && codex plugin add {plugin_id}"
     config, error = _load_toml(config_path)
     if error:
-        return [_check("codex.plugin", "fail", f"{config_path} is not valid TOML: {error}", f"edit {_q(config_path)}")]
+        return [_check("codex.plugin", "fail", f"{config_path} is not valid TOML: {error}", f"edit {_q(config_path)}")], None
     config = config or {}
     entry = (config.get("plugins") or {}).get(plugin_id)
     cache = os.path.join(home, "plugins", "cache", MARKETPLACE, PLUGIN)
     versions = sorted(_listdir(cache))
     if entry is None or not versions:
         what = "not installed" if entry is None else f"listed in config but missing from {cache}"
-        return [_check("codex.plugin", "warn", f"Codex plugin {plugin_id} {what} in {home}: nothing captures automatically", install)]
+        return [_check("codex.plugin", "warn", f"Codex plugin {plugin_id} {what} in {home}: nothing captures automatically", install)], None
+    root = os.path.join(cache, versions[-1])
     if entry.get("enabled") is False:
         return [
             _check(
@@ -400,12 +408,35 @@ def _codex_checks(home, store):
                 f"Codex plugin {plugin_id} is installed but disabled",
                 f'set enabled = true under [plugins."{plugin_id}"] in {_q(config_path)}',
             )
-        ]
-    root = os.path.join(cache, versions[-1])
+        ], root
     checks = [_check("codex.plugin", "ok", f"Codex plugin {plugin_id} {versions[-1]} installed and enabled")]
     checks.append(_hooks_check(config, root, plugin_id))
     checks.append(_sandbox_check(config, root, store, config_path))
-    return checks
+    return checks, root
+
+
+def _mcp_check(root):
+    """Start the plugin's MCP server as Codex would (installed copy first, else this runtime's tree)."""
+    where = "installed plugin"
+    if root is None:
+        own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if not os.path.isfile(os.path.join(own, ".codex-plugin", "plugin.json")):
+            return _check(
+                "codex.mcp",
+                "warn",
+                "no plugin copy to start the MCP server from (not installed, and this runtime is not a plugin tree)",
+                f"codex plugin marketplace add <om checkout> && codex plugin add {PLUGIN}@{MARKETPLACE}",
+            )
+        root, where = own, "this runtime's plugin tree"
+    from om.mcp.location import plugin_data_dir
+    from om.mcp.probe import probe
+
+    result = probe(root)
+    finding = f"{result['finding']} ({where} {root})"
+    if result["status"] == "ok":
+        serves = plugin_data_dir(result["cwd"]) if result["cwd"] else None
+        finding += f"; it serves {serves}" if serves else "; it finds no plugin data folder (pass --store)"
+    return _check("codex.mcp", result["status"], finding, result["fix"])
 
 
 def _hooks_check(config, root, plugin_id):

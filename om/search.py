@@ -19,6 +19,7 @@ Invariants:
   only arise when evidence was asked for with --sources.
 """
 
+import itertools
 import math
 import re
 import unicodedata
@@ -30,11 +31,13 @@ except ImportError:  # pragma: no cover
 
 from om import searchindex as ix
 from om.errors import InputError
-from om.jsonio import dumps, loads
+from om.jsonio import loads
 
 MAX_LIMIT = 100
 SNIPPET_CHARS = 160
 K1, B = 1.2, 0.75
+#: Most combinations of near stop words tried for partial matches (each is one cheap query).
+COMBINATIONS = 16
 
 STOP_WORDS = frozenset(
     """a about an and any are as at be been but by can could did do does for from had has have
@@ -134,13 +137,13 @@ def search(ledger, query, sources=False, retired=False, limit=10):
     if state is not None:
         try:
             with ledger.transaction("DEFERRED"):
-                hits = _fts_hits(conn, q, lo, hi, retired, limit)
+                hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state))
         except Exception:
             state = _rebuild(conn)
             if state is not None:
                 try:
                     with ledger.transaction("DEFERRED"):
-                        hits = _fts_hits(conn, q, lo, hi, retired, limit)
+                        hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state))
                 except Exception:
                     state, hits = None, None
     with ledger.transaction("DEFERRED"):
@@ -154,6 +157,11 @@ def search(ledger, query, sources=False, retired=False, limit=10):
 
 
 # -- the index path -----------------------------------------------------------
+
+
+def _documents(state):
+    """How many documents the index holds (the N of BM25)."""
+    return state["sources_count"] + state["entries_count"]
 
 
 def _prepare(conn):
@@ -199,34 +207,64 @@ def _cannot_write(error):
     return any(s in text for s in ("readonly", "read-only", "locked", "busy", "unable to open", "disk i/o"))
 
 
-def _fts_hits(conn, q, lo, hi, retired, limit):
-    """{rowid: (bm25, covered terms, is phrase)} from the index."""
+def _fts_hits(conn, q, lo, hi, retired, limit, documents):
+    """{rowid: (bm25, covered terms, is phrase)} from the index of `documents` rows."""
     n = len(q.terms)
     phrase = set()
     if q.phrase_expr is not None:
         phrase = {r for r, _ in ix.match(conn, q.phrase_expr, lo, hi, retired, limit)}
     hits = {r: [s, n] for r, s in ix.match(conn, q.and_expr, lo, hi, retired, limit + len(phrase))}
     if n > 1 and len(hits.keys() | phrase) < limit:
-        # Partial matches: a paraphrase that shares some words still finds its evidence.
-        candidates = ix.match(conn, q.or_expr, lo, hi, retired, max(20 * limit, 200))
-        fresh = [r for r, _ in candidates if r not in hits]
-        covered = dict.fromkeys(fresh, 0)
-        if fresh:
-            ids = dumps(fresh)
-            for i, expr in enumerate(q.exprs):
-                if i == n - 1 and q.prefix:
-                    expr += "*"
-                for r in ix.members(conn, expr, ids):
-                    covered[r] += 1
-        for r, s in candidates:
-            if r not in hits:
-                hits[r] = [s, max(covered.get(r, 1), 1)]
+        _partial_hits(conn, q, lo, hi, retired, limit, documents, hits)
     missing = [r for r in phrase if r not in hits]
     if missing:
         scored = ix.scores(conn, q.and_expr, missing)
         for r in missing:
             hits[r] = [scored.get(r, 0.0), n]
     return {r: (s, c, r in phrase) for r, (s, c) in hits.items()}
+
+
+def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
+    """Add documents matching some but not all terms to `hits`, with their coverage.
+
+    A paraphrase that shares some words still finds its evidence. Candidates
+    come from two places. Terms in fewer than half of the documents are
+    searched together, best BM25 first. A term in half or more of them is a
+    near stop word for this corpus: BM25 gives it no weight (FTS5 clamps its
+    idf to almost zero), so ranking its matches would cost a pass over most of
+    the corpus and order them by noise; its newest matches are taken instead,
+    which is the order ties go in anyway. Then every candidate's coverage is
+    counted exactly, term by term.
+    """
+    n = len(q.terms)
+    cap = max(20 * limit, 200)
+    exprs = [e + "*" if i == n - 1 and q.prefix else e for i, e in enumerate(q.exprs)]
+    common = [e for e in exprs if 2 * ix.count(conn, e) >= documents]
+    rare = [e for e in exprs if e not in common]
+    candidates = []
+    if rare:
+        candidates = ix.match(conn, " OR ".join(rare), lo, hi, retired, cap)
+    if common:
+        # Newest first within each coverage level: all near stop words together,
+        # then smaller combinations, then any one of them.
+        seen = {r for r, _ in candidates}
+        groups = [" ".join(c) for size in range(len(common), 1, -1) for c in itertools.combinations(common, size)]
+        for expr in groups[:COMBINATIONS] + [" OR ".join(common)]:
+            if len(candidates) >= cap:
+                break
+            for r, _ in ix.match(conn, expr, lo, hi, retired, cap - len(candidates), newest=True):
+                if r not in seen:
+                    seen.add(r)
+                    candidates.append((r, 0.0))
+    fresh = [r for r, _ in candidates if r not in hits]
+    covered = dict.fromkeys(fresh, 0)
+    for i, expr in enumerate(exprs):
+        prefix = i == n - 1 and q.prefix
+        for r in ix.members(conn, expr, fresh, seek=not prefix):
+            covered[r] += 1
+    for r, s in candidates:
+        if r not in hits:
+            hits[r] = [s, max(covered.get(r, 1), 1)]
 
 
 # -- the scan path --------------------------------------------------------------

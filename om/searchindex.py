@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover
 FORMAT = "1;unicode61 remove_diacritics 2;cjk-chars;entry-base-40"
 ENTRY_BASE = 1 << 40
 CHUNK = 2000
+MEMBERS_CHUNK = 500
 TABLE = "om_fts"
 STATE = "om_fts_state"
 
@@ -183,26 +184,60 @@ def catch_up(conn, chunk=CHUNK):
     return done
 
 
-def match(conn, expression, lo, hi, retired, limit):
-    """(rowid, bm25) of documents in [lo, hi) matching, best first; retired entries only when asked."""
+def match(conn, expression, lo, hi, retired, limit, newest=False):
+    """(rowid, bm25) of documents in [lo, hi) matching, best first; retired entries only when asked.
+
+    newest=True orders by rowid, newest first, and skips BM25 (reported as 0.0),
+    so FTS5 can stop after `limit` rows instead of scoring every match.
+    """
+    score, order = ("0.0", "m.r DESC") if newest else (f"bm25({TABLE})", "m.s, m.r DESC")
     return conn.execute(
-        f"SELECT m.r, m.s FROM (SELECT rowid AS r, bm25({TABLE}) AS s FROM {TABLE}"
+        f"SELECT m.r, m.s FROM (SELECT rowid AS r, {score} AS s FROM {TABLE}"
         f" WHERE {TABLE} MATCH ? AND rowid >= ? AND rowid < ?) AS m"
         " WHERE m.r < ? OR EXISTS (SELECT 1 FROM entries e WHERE e.seq = m.r - ? AND (e.active = 1 OR ?))"
-        " ORDER BY m.s, m.r DESC LIMIT ?",
+        f" ORDER BY {order} LIMIT ?",
         (expression, lo, hi, ENTRY_BASE, ENTRY_BASE, 1 if retired else 0, limit),
     ).fetchall()
 
 
-def members(conn, expression, rowids_json):
-    """The subset of the given documents that match."""
-    return {
-        r
-        for (r,) in conn.execute(
-            f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
-            (expression, rowids_json),
+def count(conn, expression):
+    """How many documents match (no scoring: a walk of the doclists)."""
+    return conn.execute(f"SELECT count(*) FROM {TABLE} WHERE {TABLE} MATCH ?", (expression,)).fetchone()[0]
+
+
+def members(conn, expression, rowids, seek=True):
+    """The subset of the given documents that match.
+
+    seek=True looks each rowid up (cheap for a plain term); seek=False walks the
+    expression's matches over the rowids' range once, which is far cheaper for
+    a prefix, whose every lookup merges all the doclists the prefix covers.
+    """
+    rowids = list(rowids)
+    if not rowids:
+        return set()
+    if not seek:
+        wanted = set(rowids)
+        return {
+            r
+            for (r,) in conn.execute(
+                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid >= ? AND rowid <= ?",
+                (expression, min(rowids), max(rowids)),
+            )
+            if r in wanted
+        }
+    # A literal IN list lets FTS5 seek each rowid; a subquery (json_each) made
+    # it walk the whole doclist once per row.
+    found = set()
+    for i in range(0, len(rowids), MEMBERS_CHUNK):
+        part = rowids[i : i + MEMBERS_CHUNK]
+        marks = ",".join("?" * len(part))
+        found.update(
+            r
+            for (r,) in conn.execute(
+                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN ({marks})", (expression, *part)
+            )
         )
-    }
+    return found
 
 
 def scores(conn, expression, rowids):

@@ -8,7 +8,9 @@ Invariants:
 - A release becomes visible only complete: it is created as a draft, every asset is
   uploaded and its size checked, and only then is it published (drafts are invisible
   to `om self update`).
-- plugin-pins.json is written only here (--pin), from the published asset's bytes.
+- plugin-pins.json is written only by the release tooling (--pin here, or
+  release/pin_plugin.py), together with the asset at runtime/om-<version>.pyz in the
+  plugin tree, from the published asset's bytes downloaded back and verified.
 
 Settings: GITHUB_TOKEN (required by GitHub), --api-url / OM_RELEASE_API_URL (default
 https://api.github.com), --repo / GITHUB_REPOSITORY (default the project's repository).
@@ -31,8 +33,6 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from om import PROTOCOL_VERSION  # noqa: E402
-from om.selfupdate import pins  # noqa: E402
 from om.selfupdate.locations import DEFAULT_API_URL, DEFAULT_REPO  # noqa: E402
 from om.selfupdate.version import in_channel, nightly, parse, rc, try_parse  # noqa: E402
 
@@ -129,8 +129,10 @@ def main(argv=None):
     p.add_argument("--api-url", default=os.environ.get("OM_RELEASE_API_URL", DEFAULT_API_URL))
     p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", DEFAULT_REPO))
     p.add_argument("--out-dir", default=str(ROOT / "dist"))
-    p.add_argument("--pin", action="store_true", help="write plugin-pins.json for the published release")
-    p.add_argument("--pins-file", default=str(ROOT / "plugin-pins.json"))
+    p.add_argument("--pin", action="store_true",
+                   help="pin the plugin to the published release: plugin-pins.json and runtime/om-<version>.pyz")
+    p.add_argument("--plugin-root", default=str(ROOT), help="the plugin tree to pin (default: this repository)")
+    p.add_argument("--pins-file", help="default: PLUGIN_ROOT/plugin-pins.json")
     p.add_argument("--dry-run", action="store_true", help="print the tag and build, publish nothing")
     args = p.parse_args(argv)
     try:
@@ -169,10 +171,16 @@ def publish(args):
     published = gh.publish(draft, version)
     print(f"{version.tag}: published {published.get('html_url') or published.get('url')}")
     if args.pin:
-        pin = {"version": str(version), "tag": version.tag, "protocol": PROTOCOL_VERSION,
-               "asset": pyz.name, "sha256": digest, "size": len(data), "repo": args.repo}
-        Path(args.pins_file).write_text(pins.dumps(pin), encoding="utf-8")
-        print(f"{version.tag}: pinned in {args.pins_file}")
+        sys.path.insert(0, str(ROOT / "release"))
+        import pin_plugin
+
+        try:
+            pinned, name, asset = pin_plugin.verified_asset(published, gh.timeout, expected_sha256=digest)
+        except pin_plugin.PinError as e:
+            raise ReleaseError(f"published, but not pinned: {e}")
+        pins_file = args.pins_file or str(Path(args.plugin_root) / "plugin-pins.json")
+        target = pin_plugin.write_pin(args.plugin_root, pins_file, pinned, name, asset, args.repo)
+        print(f"{version.tag}: pinned in {pins_file}, runtime {target} (commit both)")
     return 0
 
 

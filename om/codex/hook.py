@@ -19,6 +19,7 @@ Invariants:
 """
 
 import os
+import time
 
 from om.errors import OmError
 
@@ -33,24 +34,41 @@ MAX_TURN_ENDS = 256
 
 
 def run_hook(store, stdin, stderr):
-    """Handle one event read from the binary stream `stdin`; return what to print."""
+    """Handle one event read from the binary stream `stdin`; return what to print.
+
+    Every event om handles leaves a capture receipt (om.receipts) with its
+    outcome and duration, so `om doctor` can prove the hooks run.
+    """
+    started = time.perf_counter()
     event_name = "event"
+    outcome = None
     try:
         from om.jsonio import decode_input, read_stdin_limited
 
         event = decode_input(read_stdin_limited(stdin))
         event_name = str(event.get("hook_event_name") or "event")
         handler = _HANDLERS.get(event_name)
-        if handler is None or event.get("agent_id"):
+        if handler is None:
             return ""
+        if event.get("agent_id"):
+            outcome = "skipped"
+            return ""
+        outcome = "failed"
         response = handler(store, event)
+        outcome = "ok"
         if not response:
             return ""
         from om.jsonio import dumps
 
         return dumps(response) + "\n"
     except Exception as e:  # fail open, always
+        outcome = "failed" if event_name in _HANDLERS else None
         return _advise(store, event_name, e, stderr)
+    finally:
+        if outcome is not None:
+            from om.receipts import record
+
+            record(store, event_name, outcome, round((time.perf_counter() - started) * 1000, 1))
 
 
 def _advise(store, event_name, error, stderr):

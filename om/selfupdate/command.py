@@ -215,4 +215,21 @@ def install():
     path_dirs = [os.path.abspath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
     if os.path.dirname(launcher) not in path_dirs:
         lines.append(f"om: add {os.path.dirname(launcher)} to PATH to run `om`")
+    extraction = _shiv_extraction(pyz)
+    if extraction:
+        # Not deleted here: this very process imports from it, and so may another run of the pyz.
+        lines.append(f"om: the installed om does not use {extraction} (the pyz's unpacked copy); "
+                     "remove it once no `python3 om-*.pyz` is running")
     return "\n".join(lines) + "\n"
+
+
+def _shiv_extraction(pyz):
+    """The directory shiv unpacked the running pyz into (<root>/<pyz name>_<build id>), or None."""
+    from om.selfupdate import locations
+
+    site = locations.runtime_root()
+    parent = os.path.dirname(site)
+    if os.path.basename(site) == "site-packages" and os.path.basename(parent).startswith(
+            os.path.basename(os.path.realpath(pyz)) + "_"):
+        return parent
+    return None

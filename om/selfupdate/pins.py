@@ -1,6 +1,7 @@
 """plugin-pins.json: the exact release a plugin ships, read by plugin launchers.
 
-Written only by release/publish.py. Schema version 1:
+Written only by the release tooling (release/pin_plugin.py, also run by
+release/publish.py --pin), next to the asset it names. Schema version 1:
 
     {"schema_version": 1,
      "pin": null | {"version": "1.2.3", "tag": "v1.2.3", "protocol": 1,

@@ -322,13 +322,16 @@ def test_an_unusable_store_fails_open(hook):
 
 
 def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
+    root = _plugin_copy(tmp_path)
+    (root / "runtime").mkdir()
+    (root / "runtime" / "om-9.9.9.pyz").write_bytes(b"shipped")
+    data = tmp_path / "broken-data"
+    (data / "runtime").mkdir(parents=True)
+    broken = data / "runtime" / "om"
+    broken.write_bytes(b"not python\x00")
+    (data / "runtime" / "active").write_text(f"{root}\n{broken}\nom-9.9.9.pyz\n")
+    assert set(_launch(root, data, stop("bye"))) == {"systemMessage"}
     hook.data.mkdir(parents=True)
-    (hook.data / "runtime").mkdir()
-    broken = hook.data / "runtime" / "om-9.9.9.pyz"
-    broken.write_bytes(b"not a zip")
-    (hook.data / "runtime" / "active").write_text(f"{ROOT}\n{broken}\n")
-    response = hook(stop("bye"), env={"OM_CHECKPOINT_TURNS": "1"})
-    assert set(response) == {"systemMessage"}
     fake = tmp_path / "python-that-cannot-open-the-script"
     fake.write_text("#!/bin/sh\nexit 2\n")
     fake.chmod(0o755)
@@ -349,7 +352,7 @@ def _pin(root, tmp_path, version="9.1.0", tamper=False):
     shutil.copytree(ROOT / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "runtime").mkdir()
     asset = root / "runtime" / f"om-{version}.pyz"
-    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:main")
+    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")
     digest = hashlib.sha256(asset.read_bytes()).hexdigest()
     size = len(asset.read_bytes())
     if tamper:
@@ -374,16 +377,17 @@ def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_ad
     _pin(root, tmp_path)
     data = tmp_path / "data"
     context = context_of(_launch(root, data, start()))
-    installed = data / "runtime" / "9.1.0" / "om-9.1.0.pyz"
+    installed = data / "runtime" / "9.1.0" / "om"
+    assert (installed.parent / "om-9.1.0.pyz").read_bytes() == (root / "runtime" / "om-9.1.0.pyz").read_bytes()
     assert installed.is_file() and (installed.parent / ".observational-memory-managed").is_file()
-    assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed)]
+    assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed), "om-9.1.0.pyz"]
     assert f" {installed} --store " in context
     # later events run the verified copy: the turn's reply is captured and a checkpoint asked for
     assert f" {installed} --store " in _launch(root, data, stop("bye"))["reason"]
     # the marker makes the installed runtime refuse to replace itself
     refusal = subprocess.run([sys.executable, "-I", "-S", str(installed), "self", "update", "--check"],
                              capture_output=True, text=True, timeout=60)
-    assert "managed by the om Codex plugin" in refusal.stderr
+    assert refusal.returncode == 67 and "managed by the om Codex plugin" in refusal.stderr, refusal
 
 
 def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
@@ -393,7 +397,36 @@ def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
     context = context_of(_launch(root, data, start()))
     assert not (data / "runtime" / "active").exists()
     assert not (data / "runtime" / "9.1.0" / "om-9.1.0.pyz").exists()
+    assert not (data / "runtime" / "9.1.0" / "om").exists()
     assert f" {root}/bin/om --store " in context  # the bundled runtime took over
+
+
+def receipt(hook, event):
+    path = hook.data / "receipts" / f"{event}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def test_every_handled_event_leaves_a_receipt_with_its_outcome_and_duration(hook):
+    hook(start())
+    hook(prompt("list the files"))
+    hook(tool("ls"))
+    hook(stop())
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
+        r = receipt(hook, event)
+        assert r["outcome"] == "ok" and r["runs"] == 1 and r["failures"] == 0, r
+        assert 0 < r["duration_ms"] < 60_000 and r["recent_ms"] == [r["duration_ms"]]
+    hook(prompt("and again", turn="turn-2"))
+    assert receipt(hook, "UserPromptSubmit")["runs"] == 2
+
+
+def test_a_hook_that_fails_open_records_a_failed_receipt(hook):
+    hook(start())
+    (session_dir,) = [d for d in hook.data.iterdir() if d.name.startswith("session-")]
+    (session_dir / "memory.sqlite3").write_bytes(b"not a database at all" * 100)
+    response = hook(prompt("this cannot be stored"))
+    assert "failed open" in response["systemMessage"]
+    r = receipt(hook, "UserPromptSubmit")
+    assert r["outcome"] == "failed" and r["failures"] == 1 and r["last_failure_at"] == r["last_at"]
 
 
 def _ledger_file(hook):

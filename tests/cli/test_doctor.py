@@ -3,12 +3,13 @@
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import sys
 
 import pytest
 
-from conftest import run_om
+from conftest import ROOT, run_om
 
 PLUGIN_ID = "om@observational-memory"
 HOOK = {"type": "command", "command": 'sh "${PLUGIN_ROOT}/hooks/om-hook" || true', "timeout": 30}
@@ -22,10 +23,12 @@ def identity_hash(event):
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
 
-def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=(), writable=None, mode=None):
+def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=(), writable=None, mode=None, mcp=False):
     home = tmp_path / "codex-home"
     root = home / "plugins" / "cache" / "observational-memory" / "om" / "0.1.0"
     (root / "hooks").mkdir(parents=True)
+    if mcp:
+        install_runtime(root)
     (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {e: [{"hooks": [HOOK]}] for e in events}}))
     lines = [f'[plugins."{PLUGIN_ID}"]', f"enabled = {'true' if enabled else 'false'}", ""]
     if mode:
@@ -39,6 +42,13 @@ def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=()
                       'trusted_content_hash = "sha256:' + "1" * 64 + '"', ""]
     (home / "config.toml").write_text("\n".join(lines))
     return home
+
+
+def install_runtime(root):
+    """What the MCP server needs of the plugin copy: its manifest, .mcp.json, bin/om and the om package."""
+    for name in (".codex-plugin", "bin", "om"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / ".mcp.json", root / ".mcp.json")
 
 
 def doctor(home, store, *extra, env=None):
@@ -70,7 +80,7 @@ def make_store(tmp_path, receipts=True, **record):
 
 def test_a_healthy_installation_is_all_ok_and_exits_zero(tmp_path):
     store = make_store(tmp_path)
-    home = make_home(tmp_path, writable=store)
+    home = make_home(tmp_path, writable=store, mcp=True)
     r = doctor(home, store)
     assert r.returncode == 0, r
     assert {c["check"]: c["status"] for c in r.json["checks"] if c["status"] != "ok"} == {}
@@ -189,3 +199,58 @@ def test_hook_python_warns_on_a_version_manager_shim_and_path_warns_on_another_o
     r = doctor(home, store, env={"PATH": f"{bindir}:{os.environ['PATH']}"})
     assert check(r, "runtime.path")["status"] == "ok"
 
+
+
+def test_the_mcp_check_starts_the_installed_server_and_finds_every_ledger_tool(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, mcp=True)
+    c = check(doctor(home, store), "codex.mcp")
+    assert c["status"] == "ok", c
+    assert "python3 -I -S bin/om mcp" in c["finding"] and "lists 10 tools" in c["finding"]
+    assert str(home / "plugins" / "data" / "om-observational-memory") in c["finding"]
+    # The server was only asked for its tools: nothing was written to its store.
+    assert not (home / "plugins" / "data").exists()
+
+
+def fake_server(home, script, command="python3"):
+    root = home / "plugins" / "cache" / "observational-memory" / "om" / "0.1.0"
+    (root / "server.py").write_text(script)
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"om": {"command": command, "args": ["server.py"], "cwd": "."}}}))
+
+
+LISTS_ONLY_STATUS = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}}), flush=True)
+    elif m.get("method") == "tools/list":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": [{"name": "status"}]}}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    "script, command, words",
+    [
+        ("import sys; sys.stderr.write('boom: no module named om\\n'); sys.exit(3)", "python3", "did not answer initialize: boom"),
+        ("print('hello from a server that forgot the protocol')", "python3", "other than JSON-RPC"),
+        (LISTS_ONLY_STATUS, "python3", "lacks tools: prime, view, view_all, recall, pending, apply, pause, resume"),
+        ("import time; time.sleep(60)", "python3", "did not answer tools/list within 5 s"),
+        ("", "no-such-python-here", "no-such-python-here is not on PATH"),
+    ],
+)
+def test_the_mcp_check_fails_with_the_reason_when_the_server_does_not_serve_its_tools(tmp_path, script, command, words):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    fake_server(home, script, command)
+    r = doctor(home, store)
+    c = check(r, "codex.mcp")
+    assert c["status"] == "fail" and words in c["finding"], c
+    assert c["fix"] and r.returncode == 1
+
+
+def test_the_mcp_check_warns_when_the_plugin_declares_no_server(tmp_path):
+    store = make_store(tmp_path)
+    c = check(doctor(make_home(tmp_path, writable=store), store), "codex.mcp")
+    assert c["status"] == "warn" and "declares no MCP server" in c["finding"]
+    assert "codex plugin add om@observational-memory" in c["fix"]

@@ -325,3 +325,24 @@ def test_a_read_only_store_with_a_stale_index_answers_from_index_and_newer_rows(
     r = run_read_only(store, "search", "--sources", "nginx")
     assert r.returncode == 0, r
     assert set(x["id"] for x in r.json["results"]) == {old, new}
+
+
+def test_a_partial_match_covering_more_common_words_is_found_behind_many_newer_partial_matches(om):
+    # "deploy" and "retry" occur in most documents, "fail" in none: BM25 gives the
+    # common words no weight, so coverage alone must surface the old document.
+    both = capture(om, "the deploy went through after one retry")
+    db = db_path(om)
+    newer = [peer_insert_source(db, f"{'deploy' if i % 2 else 'retrying'} number {i} of the week") for i in range(500)]
+    assert ids(search(om, "--sources", "--limit", "3", "why did the deploy fail on retry"))[0] == both
+    results = search(om, "--sources", "why did the deploy fail on retry")
+    assert ids(results)[0] == both and int(results[0]["score"]) == 2
+    assert all(int(r["score"]) == 1 for r in results[1:]) and set(ids(results[1:])) <= set(newer)
+
+
+def test_a_rare_word_ranks_its_documents_above_documents_with_only_common_words(om):
+    rare = capture(om, "the kafka deploy stalled")
+    db = db_path(om)
+    for i in range(50):
+        peer_insert_source(db, f"deploy {i} finished")
+    results = search(om, "--sources", "kafka deploy timeout")
+    assert ids(results)[0] == rare

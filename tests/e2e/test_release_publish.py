@@ -22,7 +22,7 @@ def publish(fake, tmp_path, *args):
 def test_rc_releases_are_numbered_published_complete_and_pinned(fake_github, tmp_path):
     pins_file = tmp_path / "plugin-pins.json"
     fake_github.add_release("v1.1.0-rc.1")
-    p = publish(fake_github, tmp_path, "--channel", "rc", "--version", "1.1.0", "--pin", "--pins-file", str(pins_file))
+    p = publish(fake_github, tmp_path, "--channel", "rc", "--version", "1.1.0", "--pin", "--plugin-root", str(tmp_path))
     assert p.returncode == 0, p.stderr
     release = fake_github.releases[0]
     assert (release["tag_name"], release["draft"], release["prerelease"]) == ("v1.1.0-rc.2", False, True)
@@ -34,6 +34,7 @@ def test_rc_releases_are_numbered_published_complete_and_pinned(fake_github, tmp
     pyz = next(a for a in release["assets"] if a["name"] == "om-1.1.0-rc.2.pyz")
     assert pin["version"] == "1.1.0-rc.2" and pin["asset"] == pyz["name"] and pin["size"] == pyz["size"]
     assert "sha256:" + pin["sha256"] == pyz["digest"]
+    assert (tmp_path / "runtime" / pyz["name"]).stat().st_size == pyz["size"]
 
 
 def test_a_nightly_is_tagged_with_its_utc_timestamp_and_an_existing_tag_is_refused(fake_github, tmp_path):

@@ -284,14 +284,24 @@ def test_a_plugin_managed_runtime_refuses_without_any_request(installed, fake_gi
     assert installed.snapshot() == before
 
 
-def test_a_plugin_pyz_with_the_marker_beside_it_refuses_without_any_request(tmp_path, fake_github):
+def test_a_plugin_pyz_with_the_marker_beside_it_refuses_every_self_command_with_67_and_no_request(
+        tmp_path, fake_github):
     plugin = tmp_path / "plugin"
     plugin.mkdir()
     (plugin / "om.pyz").write_bytes(pyz_bytes(BASE_VERSION))
     (plugin / ".observational-memory-managed").write_text("")
     inst = Install(tmp_path, fake_github)
-    r = inst.run_pyz(plugin / "om.pyz", "self", "update")
-    assert r.returncode == 67 and "managed by its plugin" in r.stderr, r
+    for args in (["self", "update"], ["self", "update", "--check"], ["self", "channel", "rc", "-y"],
+                 ["self", "rollback"]):
+        r = inst.run_pyz(plugin / "om.pyz", *args)
+        assert r.returncode == 67 and "managed by its plugin" in r.stderr, (args, r)
+    assert fake_github.requests == []
+
+
+def test_a_bare_pyz_refuses_self_update_check_with_67_and_no_request(tmp_path, fake_github):
+    inst = Install(tmp_path, fake_github)
+    r = inst.run_pyz(pyz(BASE_VERSION), "self", "update", "--check")
+    assert r.returncode == 67 and "not a standalone install" in r.stderr, r
     assert fake_github.requests == []
 
 
@@ -327,3 +337,16 @@ def test_self_install_over_an_existing_install_keeps_the_old_version_as_previous
     assert r.returncode == 0 and "installed 1.1.0" in r.stdout and "(was 1.0.0)" in r.stdout, r
     assert installed.run("--version").stdout == "om 1.1.0\n"
     assert installed.run("self", "rollback").stdout == "om: rolled back 1.1.0 → 1.0.0\n"
+
+
+def test_self_install_names_the_pyz_extraction_it_leaves_and_the_install_runs_without_it(tmp_path):
+    import shutil
+
+    inst = Install(tmp_path, None)
+    r = inst.run_pyz(pyz(BASE_VERSION), "self", "install")
+    assert r.returncode == 0, r
+    extraction = next((tmp_path / "shiv").glob(f"om-{BASE_VERSION}.pyz_*"))
+    assert f"does not use {extraction} (the pyz's unpacked copy)" in r.stdout, r
+    shutil.rmtree(extraction)
+    assert inst.run("--version").stdout == f"om {BASE_VERSION}\n"
+    assert inst.run("self", "channel").returncode == 0  # a lazily imported module still loads
