@@ -20,10 +20,11 @@ Invariants:
 import os
 import time
 
-try:  # `_sqlite3` skips sqlite3.dbapi2's datetime adapters (~4 ms of imports per hook run)
-    import _sqlite3 as sqlite3
-except ImportError:  # pragma: no cover
-    import sqlite3
+from om.sqlite import load as _load_sqlite
+
+# The C module itself: sqlite3.dbapi2's datetime adapters and functools cost
+# several milliseconds of imports per run, and no command needs them.
+sqlite3 = _load_sqlite()
 
 from om import ids
 from om.errors import Conflict, InputError, NotFound, StoreError

@@ -126,10 +126,7 @@ def _session(event):
 
 
 def _open(store, event):
-    from om.sqlite import load
-
-    load()  # before om.ledger imports it: skips functools (see om.sqlite)
-    from om.ledger import Ledger
+    from om.ledger import Ledger  # loads SQLite without functools (see om.sqlite)
 
     return Ledger.open(store, _session(event))
 
