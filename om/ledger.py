@@ -51,6 +51,10 @@ SCHEMA = (
     " retirement TEXT)",
 )
 
+#: An index, not a change of the v1 table: SQLite maintains it for every writer,
+#: v1 peers included, and it makes the active counts of status index-only.
+ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, id)"
+
 #: Meta keys a fork keeps; every other key is rewritten or dropped.
 FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
 #: Transient Codex adapter state (legacy keys), cleared by fork and import.
@@ -121,6 +125,7 @@ class Ledger:
         with self.transaction():
             for statement in SCHEMA:
                 self.conn.execute(statement)
+            self.conn.execute(ACTIVE_INDEX)
             self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('session', ?)", (self.session,))
             self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('version', '1')")
         tables, session, version = self._schema_state()
@@ -415,9 +420,7 @@ class Ledger:
             " (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, rank INTEGER NOT NULL, size INTEGER NOT NULL)"
         )
         self.conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_rank ON {table}(rank, size)")
-        # An index, not a change of the v1 table: SQLite maintains it for every
-        # writer, v1 peers included, and it makes active counts index-only.
-        self.conn.execute("CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, id)")
+        self.conn.execute(ACTIVE_INDEX)
         covered = self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]
         rows = []
         for row in self.conn.execute(
