@@ -140,6 +140,8 @@ def _import_into(dest, snapshot, source_store, source_session):
                 dest.meta_delete(key)
         dest.meta_set("forked_from", source_session)
         dest.meta_set("forked_from_store", source_store)
-        dest.meta_delete(*TRANSIENT_KEYS)
+        # The destination's current prompt stays its own (the assistant reply of
+        # this turn is keyed by it); only Stop and reminder state is cleared.
+        dest.meta_delete(*(key for key in TRANSIENT_KEYS if key != "prompt_id"))
         conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(ADAPTER_PREFIX), ADAPTER_PREFIX))
 

@@ -331,6 +331,30 @@ def test_import_appends_the_destination_pending_sources_after_the_history(om, tm
     assert again.returncode != 0 and again.stdout == ""
 
 
+def test_import_keeps_the_destination_prompt_and_pause_but_clears_stop_and_reminder_state(om, tmp_path):
+    checkpointed(om)
+    with sqlite3.connect(om("status").json["database"]) as conn:  # the source's own adapter state
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("prompt_id", "src-turn"), ("stop_turn", "src-turn")])
+    other = tmp_path / "other-store"
+    dest = lambda *a, **kw: run_om("--store", other, "--session", "new", *a, **kw)
+    dest("capture", input=json.dumps({"kind": "user", "text": "initial prompt", "key": "turn-9"}))
+    db = dest("pause").json["database"]
+    with sqlite3.connect(db) as conn:  # what a SessionStart/UserPromptSubmit hook leaves behind
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [("prompt_id", "turn-9"), ("stop_turn", "turn-8"), ("stop_prompt", "turn-8"),
+             ("notified_cursor", "0"), ("codex_turn_ends", "1")],
+        )
+    assert dest("import", "--from-store", om.store, "--from-session", "s1").returncode == 0
+    with sqlite3.connect(db) as conn:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    assert meta == {
+        "session": "new", "version": "1", "paused": "1", "prompt_id": "turn-9",
+        "cursor": "2", "last_checkpoint_at": meta["last_checkpoint_at"],
+        "forked_from": "s1", "forked_from_store": str(om.store.resolve()),
+    }
+
+
 def test_import_with_a_typo_creates_nothing(om, tmp_path):
     missing = tmp_path / "typo-store"
     r = om("import", "--from-store", missing, "--from-session", "s1")
@@ -386,3 +410,14 @@ def test_repeated_captures_and_observations_do_not_burn_sequence_numbers(om):
     apply(om, obs)
     apply(om, {"through": 2, "observations": [{"text": "other", "source_ids": [s1]}]})
     assert [e["seq"] for e in om("view", "--all").json] == [1, 2]
+
+
+def test_output_is_utf8_whatever_the_terminal_encoding(om):
+    ascii_terminal = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}
+    sid = capture(om, "café \U0001F600 \u2028", env=ascii_terminal)
+    for args in (("pending",), ("recall", sid), ("view", "--all"), ("view",), ("prime",)):
+        r = om(*args, env=ascii_terminal)
+        assert r.returncode == 0 and r.stderr == "", (args, r)
+    assert om("pending", env=ascii_terminal).json["sources"][0]["text"] == "café \U0001F600 \u2028"
+    r = om("recall", "s-\u00e9\U0001F600", env=ascii_terminal)
+    assert r.returncode == 66 and r.stderr.count("\n") == 1 and "s-\u00e9\U0001F600" in r.stderr
