@@ -158,7 +158,10 @@ def _run(args):
     if command == "capture":
         from om.jsonio import parse_capture
 
+        from om.ledger import check_capture
+
         request = parse_capture(_read_stdin())
+        check_capture(**request)  # before opening: a rejected capture creates no ledger
         with _open(args) as ledger:
             return _json_out({"source_id": ledger.capture(**request)})
     if command == "apply":
