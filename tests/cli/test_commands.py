@@ -421,3 +421,48 @@ def test_output_is_utf8_whatever_the_terminal_encoding(om):
     assert om("pending", env=ascii_terminal).json["sources"][0]["text"] == "café \U0001F600 \u2028"
     r = om("recall", "s-\u00e9\U0001F600", env=ascii_terminal)
     assert r.returncode == 66 and r.stderr.count("\n") == 1 and "s-\u00e9\U0001F600" in r.stderr
+
+
+SOURCE_FIELDS = ["seq", "id", "kind", "timestamp", "text", "truncated"]
+ENTRY_FIELDS = ["seq", "id", "kind", "timestamp", "importance", "text", "support", "active", "retirement"]
+
+
+def test_every_json_shape_has_the_documented_fields_in_order(om):
+    s1, s2, receipt = checkpointed(om)
+    o1, o2 = receipt["observations"]
+    r = apply(om, {"through": 2, "reflections": [{"text": "Both facts matter.", "observation_ids": [o2, o1]}]})
+    assert list(r) == ["through", "observations", "reflections", "retired"]
+    (r1,) = r["reflections"]
+    capture(om, "pending naïve \U0001F600", key="later")
+    assert list(om("pending").json) == ["through", "sources"]
+    assert list(om("pending").json["sources"][0]) == SOURCE_FIELDS
+    assert [list(e) for e in om("view", "--all").json] == [ENTRY_FIELDS] * 3
+    assert list(om("recall", s1).json) == ["sources"]
+    assert list(om("recall", o1).json) == ["entry", "sources"]
+    recalled = om("recall", r1).json
+    assert list(recalled) == ["entry", "observations", "sources"]
+    assert list(recalled["entry"]) == ENTRY_FIELDS and recalled["entry"]["support"] == sorted([o1, o2])
+    assert [list(o) for o in recalled["observations"]] == [ENTRY_FIELDS] * 2
+    assert [list(s) for s in recalled["sources"]] == [SOURCE_FIELDS] * 2
+    child = om("fork", "--to-session", "child").json
+    assert list(child) == [
+        "session", "database", "paused", "through", "pending_sources", "pending_chars",
+        "estimated_pending_tokens", "last_checkpoint_at", "imported_from", "active",
+    ]
+    assert list(child["imported_from"]) == ["store", "session"]
+    assert list(child["active"]) == ["observations", "reflections"]
+    # pending_chars counts code points of the stored text, not bytes
+    assert child["pending_chars"] == len("pending naïve \U0001F600") and child["estimated_pending_tokens"] == 4
+
+
+@pytest.mark.parametrize("extra, through", [(0, 3), (1, 2)])
+def test_pending_stops_before_the_running_code_point_total_would_exceed_48000(om, extra, through):
+    first = capture(om, "é" * 16_000, kind="tool", key="a")
+    cost = len(json.dumps(om("pending").json["sources"][0], ensure_ascii=False, separators=(",", ":")))
+    overhead = cost - 16_000  # sources with the same kind and key length cost the same around their text
+    capture(om, "é" * 16_000, kind="tool", key="b")
+    capture(om, "é" * (48_000 - 2 * cost - overhead + extra), kind="tool", key="c")
+    capture(om, "x", kind="tool", key="d")
+    pending = om("pending").json
+    assert pending["through"] == through and pending["sources"][0]["id"] == first
+    assert not any(s["truncated"] for s in pending["sources"])
