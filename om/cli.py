@@ -158,7 +158,10 @@ def _run(args):
     if command == "capture":
         from om.jsonio import parse_capture
 
+        from om.ledger import check_capture
+
         request = parse_capture(_read_stdin())
+        check_capture(**request)  # before opening: a rejected capture creates no ledger
         with _open(args) as ledger:
             return _json_out({"source_id": ledger.capture(**request)})
     if command == "apply":
@@ -241,6 +244,8 @@ def main(argv=None):
         code = 0
         if isinstance(out, tuple):  # (text, exit status) from commands that report and judge
             out, code = out
+        if out:
+            out.encode("utf-8")  # unencodable text is a bug reported below, not a traceback
     except OmError as e:
         _emit_error(str(e))
         return e.exit_code
@@ -256,8 +261,7 @@ def main(argv=None):
         return 70
     if out:
         try:
-            sys.stdout.write(out)
-            sys.stdout.flush()
+            _write(sys.stdout, out, "strict")
         except BrokenPipeError:
             return 0
     return code
@@ -289,10 +293,22 @@ def _codex_hook(store):
     return 0
 
 
+def _write(stream, text, errors):
+    # UTF-8 bytes whatever the locale: JSON is UTF-8, the view budget is counted
+    # in UTF-8 bytes, and an ASCII or Latin-1 terminal must not turn a stored
+    # emoji into an encoding error after the work is done.
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # an in-memory text stream (tests running main in-process)
+        stream.write(text)
+    else:
+        stream.flush()
+        buffer.write(text.encode("utf-8", errors))
+    stream.flush()
+
+
 def _emit_error(message):
-    line = " ".join(str(message).split("\n")).strip() or "om: error"
+    line = " ".join(str(message).splitlines()).strip() or "om: error"
     try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        _write(sys.stderr, line + "\n", "backslashreplace")
     except Exception:
         pass

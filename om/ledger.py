@@ -86,6 +86,21 @@ def _uri_path(path):
     return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 
+def check_capture(kind, text, key):
+    """Raise InputError unless (kind, text, key) is a capture the ledger accepts.
+
+    Callable before a ledger is opened, so a rejected capture creates nothing.
+    """
+    if kind not in KINDS:
+        raise InputError(f"om: kind must be user, assistant or tool, got {kind!r}")
+    if not isinstance(key, str):
+        raise InputError("om: key must be a string")
+    if not ids.trim_space(text):
+        raise InputError("om: text must not be blank")
+    if len(text) > MAX_CAPTURE_CHARS:
+        raise InputError(f"om: text exceeds {MAX_CAPTURE_CHARS} characters")
+
+
 class Ledger:
     """One open session ledger. Use `Ledger.open(...)` as a context manager."""
 
@@ -190,14 +205,7 @@ class Ledger:
     # -- capture -------------------------------------------------------------
 
     def capture(self, kind, text, key):
-        if kind not in KINDS:
-            raise InputError(f"om: kind must be user, assistant or tool, got {kind!r}")
-        if not isinstance(key, str):
-            raise InputError("om: key must be a string")
-        if not ids.trim_space(text):
-            raise InputError("om: text must not be blank")
-        if len(text) > MAX_CAPTURE_CHARS:
-            raise InputError(f"om: text exceeds {MAX_CAPTURE_CHARS} characters")
+        check_capture(kind, text, key)
         from om.redact import redact
 
         text = redact(text)

@@ -331,6 +331,30 @@ def test_import_appends_the_destination_pending_sources_after_the_history(om, tm
     assert again.returncode != 0 and again.stdout == ""
 
 
+def test_import_keeps_the_destination_prompt_and_pause_but_clears_stop_and_reminder_state(om, tmp_path):
+    checkpointed(om)
+    with sqlite3.connect(om("status").json["database"]) as conn:  # the source's own adapter state
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("prompt_id", "src-turn"), ("stop_turn", "src-turn")])
+    other = tmp_path / "other-store"
+    dest = lambda *a, **kw: run_om("--store", other, "--session", "new", *a, **kw)
+    dest("capture", input=json.dumps({"kind": "user", "text": "initial prompt", "key": "turn-9"}))
+    db = dest("pause").json["database"]
+    with sqlite3.connect(db) as conn:  # what a SessionStart/UserPromptSubmit hook leaves behind
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [("prompt_id", "turn-9"), ("stop_turn", "turn-8"), ("stop_prompt", "turn-8"),
+             ("notified_cursor", "0"), ("codex_turn_ends", "1")],
+        )
+    assert dest("import", "--from-store", om.store, "--from-session", "s1").returncode == 0
+    with sqlite3.connect(db) as conn:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    assert meta == {
+        "session": "new", "version": "1", "paused": "1", "prompt_id": "turn-9",
+        "cursor": "2", "last_checkpoint_at": meta["last_checkpoint_at"],
+        "forked_from": "s1", "forked_from_store": str(om.store.resolve()),
+    }
+
+
 def test_import_with_a_typo_creates_nothing(om, tmp_path):
     missing = tmp_path / "typo-store"
     r = om("import", "--from-store", missing, "--from-session", "s1")
@@ -388,19 +412,57 @@ def test_repeated_captures_and_observations_do_not_burn_sequence_numbers(om):
     assert [e["seq"] for e in om("view", "--all").json] == [1, 2]
 
 
-def test_import_keeps_the_destination_prompt_id_and_pause_but_clears_stop_and_reminder_state(om, tmp_path):
-    checkpointed(om)
-    other = tmp_path / "other-store"
-    dest = lambda *a, **kw: run_om("--store", other, "--session", "new", *a, **kw)
-    assert dest("capture", input=json.dumps({"kind": "user", "text": "hi", "key": "turn-9"})).returncode == 0
-    db = dest("status").json["database"]
-    with sqlite3.connect(db) as conn:
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-            ("prompt_id", "turn-9"), ("stop_turn", "turn-8"), ("stop_prompt", "1"),
-            ("notified_cursor", "0"), ("codex_turn_ends", "[1]"), ("paused", "1"),
-        ])
-    assert dest("import", "--from-store", om.store, "--from-session", "s1").returncode == 0
-    with sqlite3.connect(db) as conn:
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-    assert meta["prompt_id"] == "turn-9" and meta["paused"] == "1" and meta["session"] == "new"
-    assert not {"stop_turn", "stop_prompt", "notified_cursor", "codex_turn_ends"} & set(meta)
+def test_output_is_utf8_whatever_the_terminal_encoding(om):
+    ascii_terminal = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"}
+    sid = capture(om, "café \U0001F600 \u2028", env=ascii_terminal)
+    for args in (("pending",), ("recall", sid), ("view", "--all"), ("view",), ("prime",)):
+        r = om(*args, env=ascii_terminal)
+        assert r.returncode == 0 and r.stderr == "", (args, r)
+    assert om("pending", env=ascii_terminal).json["sources"][0]["text"] == "café \U0001F600 \u2028"
+    r = om("recall", "s-\u00e9\U0001F600", env=ascii_terminal)
+    assert r.returncode == 66 and r.stderr.count("\n") == 1 and "s-\u00e9\U0001F600" in r.stderr
+
+
+SOURCE_FIELDS = ["seq", "id", "kind", "timestamp", "text", "truncated"]
+ENTRY_FIELDS = ["seq", "id", "kind", "timestamp", "importance", "text", "support", "active", "retirement"]
+
+
+def test_every_json_shape_has_the_documented_fields_in_order(om):
+    s1, s2, receipt = checkpointed(om)
+    o1, o2 = receipt["observations"]
+    r = apply(om, {"through": 2, "reflections": [{"text": "Both facts matter.", "observation_ids": [o2, o1]}]})
+    assert list(r) == ["through", "observations", "reflections", "retired"]
+    (r1,) = r["reflections"]
+    capture(om, "pending naïve \U0001F600", key="later")
+    assert list(om("pending").json) == ["through", "sources"]
+    assert list(om("pending").json["sources"][0]) == SOURCE_FIELDS
+    assert [list(e) for e in om("view", "--all").json] == [ENTRY_FIELDS] * 3
+    assert list(om("recall", s1).json) == ["sources"]
+    assert list(om("recall", o1).json) == ["entry", "sources"]
+    recalled = om("recall", r1).json
+    assert list(recalled) == ["entry", "observations", "sources"]
+    assert list(recalled["entry"]) == ENTRY_FIELDS and recalled["entry"]["support"] == sorted([o1, o2])
+    assert [list(o) for o in recalled["observations"]] == [ENTRY_FIELDS] * 2
+    assert [list(s) for s in recalled["sources"]] == [SOURCE_FIELDS] * 2
+    child = om("fork", "--to-session", "child").json
+    assert list(child) == [
+        "session", "database", "paused", "through", "pending_sources", "pending_chars",
+        "estimated_pending_tokens", "last_checkpoint_at", "imported_from", "active",
+    ]
+    assert list(child["imported_from"]) == ["store", "session"]
+    assert list(child["active"]) == ["observations", "reflections"]
+    # pending_chars counts code points of the stored text, not bytes
+    assert child["pending_chars"] == len("pending naïve \U0001F600") and child["estimated_pending_tokens"] == 4
+
+
+@pytest.mark.parametrize("extra, through", [(0, 3), (1, 2)])
+def test_pending_stops_before_the_running_code_point_total_would_exceed_48000(om, extra, through):
+    first = capture(om, "é" * 16_000, kind="tool", key="a")
+    cost = len(json.dumps(om("pending").json["sources"][0], ensure_ascii=False, separators=(",", ":")))
+    overhead = cost - 16_000  # sources with the same kind and key length cost the same around their text
+    capture(om, "é" * 16_000, kind="tool", key="b")
+    capture(om, "é" * (48_000 - 2 * cost - overhead + extra), kind="tool", key="c")
+    capture(om, "x", kind="tool", key="d")
+    pending = om("pending").json
+    assert pending["through"] == through and pending["sources"][0]["id"] == first
+    assert not any(s["truncated"] for s in pending["sources"])

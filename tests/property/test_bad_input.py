@@ -141,9 +141,11 @@ def test_capture_rejects_a_broken_request_cleanly(ledger, data, session):
 
 
 @FEW
-@given(kind=st.text().filter(lambda k: k not in ("user", "assistant", "tool")))
-def test_capture_rejects_an_unknown_kind(ledger, kind):
-    assert_rejected(ledger, om(ledger, "capture", json.dumps({"kind": kind, "text": "x", "key": ""})))
+@given(kind=st.text().filter(lambda k: k not in ("user", "assistant", "tool")),
+       session=st.sampled_from(["s1", "fresh"]))
+def test_capture_rejects_an_unknown_kind(ledger, kind, session):
+    data = json.dumps({"kind": kind, "text": "x", "key": ""})
+    assert_rejected(ledger, om(ledger, "capture", data, session), session)
 
 
 @pytest.mark.parametrize("command", ["capture", "apply"])
@@ -167,9 +169,11 @@ def test_deeply_nested_valid_json_is_an_input_error(ledger, command, depth, wher
     assert result.returncode == 65, result
 
 
+@pytest.mark.parametrize("session", ["s1", "fresh"])
 @pytest.mark.parametrize("text", ["", " ", "\t\n\u3000\u2028", "x" * 1_000_001])
-def test_capture_rejects_blank_or_oversized_text(ledger, text):
-    assert_rejected(ledger, om(ledger, "capture", json.dumps({"kind": "user", "text": text, "key": ""})))
+def test_capture_rejects_blank_or_oversized_text(ledger, text, session):
+    data = json.dumps({"kind": "user", "text": text, "key": ""})
+    assert_rejected(ledger, om(ledger, "capture", data, session), session)
 
 
 @pytest.mark.parametrize("command", ["capture", "apply"])
