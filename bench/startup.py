@@ -8,7 +8,9 @@ pyenv shim; the launcher must name it too) and interleaved rounds:
     installed  <launcher> --version        (what shells and hooks run)
     source     python3 -I -S -c '<import om.cli from the tree>' --version (launcher's floor)
     pyz        python3 -I om.pyz --version  (the shiv zipapp run directly, warm cache)
-and prints medians and ratios to `bare`.
+    hook       <launcher> --store S hook --client codex < UserPromptSubmit (the hook path)
+    hook-src   the same hook command from the source tree
+and prints medians and ratios to `bare`. bench/hook.py measures the hook on big ledgers.
 
 Usage: python bench/startup.py [--rounds 40]
 """
@@ -27,9 +29,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "import sys; sys.argv[0] = 'om'; sys.path.insert(0, %r); from om.cli import main; sys.exit(main())"
 
 
+PROMPT = (b'{"session_id":"bench","turn_id":"t1","cwd":"/","model":"mock","transcript_path":null,'
+          b'"permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"Please fix the bug"}')
+
+
 def timed(cmd, env):
+    stdin = PROMPT if "hook" in cmd else b""
     t = time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(cmd, env=env, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - t
 
 
@@ -61,11 +68,14 @@ def main(argv=None):
         launcher_python = _launcher_interpreter(tmp / "bin" / "om")
         if launcher_python != python:
             sys.exit(f"bench/startup.py: the launcher runs {launcher_python}, not {python}: not comparable")
+        hook = ["--store", str(tmp / "store"), "hook", "--client", "codex"]
         commands = {
             "bare": [python, "-I", "-S", "-c", "pass"],
             "installed": [str(tmp / "bin" / "om"), "--version"],
             "source": [python, "-I", "-S", "-c", SOURCE % str(ROOT), "--version"],
             "pyz": [python, "-I", str(pyz), "--version"],
+            "hook": [str(tmp / "bin" / "om"), *hook],
+            "hook-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT), *hook],
         }
         for cmd in commands.values():  # warm caches (shiv extraction, page cache)
             for _ in range(3):
@@ -78,7 +88,7 @@ def main(argv=None):
     p95 = {name: statistics.quantiles(v, n=20)[-1] * 1000 for name, v in samples.items()}
     print(f"interpreter: {python} ({sys.version.split()[0]}), {args.rounds} interleaved rounds")
     for name, cmd in commands.items():
-        shown = " ".join(cmd if name != "source" else cmd[:4] + ["<import om.cli from the tree>", "--version"])
+        shown = " ".join(cmd[:4] + ["<import om.cli from the tree>", *cmd[5:]] if "-c" in cmd and name != "bare" else cmd)
         print(f"{name:10s} median {med[name]:6.1f} ms  p95 {p95[name]:6.1f} ms  "
               f"x{med[name] / med['bare']:.2f} of bare   {shown.replace(str(tmp), '$TMP')}")
     print(f"installed is x{med['pyz'] / med['installed']:.2f} faster than running the pyz directly")

@@ -27,6 +27,7 @@ class FakeGitHub:
         self.latest_404 = False
         self.rate_limit = None  # 403 or 429
         self.download_failure = None  # "500", "truncate", "timeout"
+        self.download_redirect = None  # where asset downloads redirect instead of the CDN
         self.stop = threading.Event()
         self._next_id = 1
         self._lock = threading.Lock()
@@ -184,7 +185,8 @@ class FakeGitHub:
             aid = int(url.path.rsplit("/", 1)[1])
             if aid not in self.blobs:
                 return self._send(h, 404, b'{"message":"Not Found"}')
-            return self._send(h, 302, b"", [("Location", f"{self.cdn_url}/blob/{aid}?sig=1")])
+            target = self.download_redirect or f"{self.cdn_url}/blob/{aid}?sig=1"
+            return self._send(h, 302, b"", [("Location", target)])
         return self._send(h, 404, b'{"message":"Not Found"}')
 
     # -- the release tooling's side: create a draft, upload to the uploads host, publish

@@ -36,7 +36,8 @@ class HttpStatus(OmError):
 
 def is_loopback(host):
     host = (host or "").strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
+    # Only the name itself: a resolver need not send *.localhost to loopback.
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

@@ -91,6 +91,7 @@ def test_digest_null_is_verified_against_sha256sums(installed, fake_github):
 FAILURES = {
     "digest mismatch": (dict(digest="sha256:" + "0" * 64), "does not match the release digest"),
     "sums mismatch": (dict(digest=None, sums_text="1" * 64 + "  om-1.1.0.pyz\n"), "does not match SHA256SUMS"),
+    "digest right, sums mismatch": (dict(sums_text="1" * 64 + "  om-1.1.0.pyz\n"), "does not match SHA256SUMS"),
     "sums without a line": (dict(digest=None, sums_text="1" * 64 + "  other.pyz\n"), "has no line for om-1.1.0.pyz"),
     "neither digest nor sums": (dict(digest=None, sums=False), "neither a digest nor a SHA256SUMS"),
     "size mismatch": (dict(size=123), "the release says 123"),
@@ -146,15 +147,19 @@ def test_rate_limit_is_reported_with_its_reset_time(installed, fake_github, stat
 
 def test_no_stable_release_at_all_is_a_clear_error(installed, fake_github):
     fake_github.add_release("v1.1.0-rc.1", pyz_bytes("1.1.0"))
+    before = installed.snapshot()
     r = installed.run("self", "update")
     assert (r.returncode, r.stderr) == (1, "om: no stable release of om-memory/om found\n"), r
     paths = [q["path"] for q in fake_github.api_requests()]
     assert paths[0].endswith("/releases/latest") and "/releases?per_page=100" in paths[1]
+    assert_unchanged(installed, before)
 
 
 def test_an_unknown_repository_is_a_clear_error(installed, fake_github):
+    before = installed.snapshot()
     r = installed.run("self", "update", env={"OM_UPDATE_REPO": "someone/else"})
     assert r.returncode == 1 and "no releases found for someone/else" in r.stderr, r
+    assert_unchanged(installed, before)
 
 
 def test_the_token_goes_to_the_api_only_and_never_follows_the_redirect(installed, fake_github):
@@ -169,8 +174,21 @@ def test_the_token_goes_to_the_api_only_and_never_follows_the_redirect(installed
 
 
 def test_plain_http_to_a_non_loopback_host_is_refused(installed):
-    r = installed.run("self", "update", "--check", env={"OM_UPDATE_API_URL": "http://example.com"})
-    assert r.returncode == 1 and "only https (or http on a loopback address)" in r.stderr, r
+    before = installed.snapshot()
+    for url in ("http://example.com", "http://om.localhost.example.com"):
+        r = installed.run("self", "update", env={"OM_UPDATE_API_URL": url})
+        assert r.returncode == 1 and "only https (or http on a loopback address)" in r.stderr, r
+    assert_unchanged(installed, before)
+
+
+def test_a_redirect_to_plain_http_off_loopback_is_refused(installed, fake_github):
+    fake_github.add_release("v1.1.0", pyz_bytes("1.1.0"))
+    fake_github.download_redirect = "http://example.com/blob"
+    before = installed.snapshot()
+    r = installed.run("self", "update")
+    assert r.returncode == 1 and "refusing to fetch 'http://example.com/blob" in r.stderr, r
+    assert not [q for q in fake_github.requests if q["server"] == "cdn" and "/blob/" in q["path"]]
+    assert_unchanged(installed, before)
 
 
 def test_never_an_implicit_downgrade_and_force_moves_back_with_confirmation(installed, fake_github):
@@ -255,6 +273,20 @@ def test_concurrent_updaters_are_serialised_and_both_succeed(installed, fake_git
     assert sorted(p.name for p in (installed.home / "versions").iterdir()) == ["1.0.0", "1.1.0"]
 
 
+def test_an_updater_waits_for_the_lock_and_gives_up_without_changing_anything(installed, fake_github):
+    import fcntl
+
+    fake_github.add_release("v1.1.0", pyz_bytes("1.1.0"))
+    before = installed.snapshot()
+    with open(installed.home / "update.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        r = installed.run("self", "update", env={"OM_UPDATE_LOCK_TIMEOUT": "0.5"})
+        assert r.returncode == 67 and "another update is in progress" in r.stderr, r
+        assert_unchanged(installed, before)
+    r = installed.run("self", "update", env={"OM_UPDATE_LOCK_TIMEOUT": "0.5"})
+    assert (r.returncode, r.stdout) == (0, "om: updated 1.0.0 → 1.1.0 (stable)\n"), r
+
+
 def test_versions_neither_current_nor_previous_are_removed_after_the_grace_period(installed, fake_github):
     for v in ("1.1.0", "1.2.0"):
         fake_github.add_release("v" + v, pyz_bytes(v))
@@ -305,23 +337,33 @@ def test_a_bare_pyz_refuses_self_update_check_with_67_and_no_request(tmp_path, f
     assert fake_github.requests == []
 
 
-def test_a_package_manager_install_refuses_without_any_request(tmp_path, fake_github):
+@pytest.mark.parametrize("venv,installer,hint", [
+    ("venv", "pip", "installed by pip (.* `pip install --upgrade om-memory`"),
+    ("pipx/venvs/om-memory", "pip", "installed by pipx (.* `pipx upgrade om-memory`"),
+    ("uv/tools/om-memory", "uv", "installed by uv (.* `uv tool upgrade om-memory`"),
+    ("venv", "uv", "installed by uv (.* `uv pip install --upgrade om-memory`"),
+])
+def test_a_package_manager_install_refuses_without_any_request(tmp_path, fake_github, venv, installer, hint):
+    import re
     import shutil
 
     from conftest import ROOT
 
-    site = tmp_path / "venv" / "lib" / "python3" / "site-packages"
+    site = tmp_path / venv / "lib" / "python3" / "site-packages"
     shutil.copytree(ROOT / "om", site / "om", ignore=shutil.ignore_patterns("__pycache__"))
     info = site / "om_memory-1.0.0.dist-info"
     info.mkdir()
-    (info / "INSTALLER").write_text("pip\n")
+    (info / "INSTALLER").write_text(installer + "\n")
     inst = Install(tmp_path, fake_github)
     code = f"import sys; sys.path.insert(0, {str(site)!r}); from om.cli import main; sys.exit(main())"
-    p = subprocess.run([sys.executable, "-I", "-S", "-c", code, "self", "update"], env=inst.env,
-                       capture_output=True, text=True, timeout=60)
-    assert p.returncode == 67, p
-    assert "installed by pip" in p.stderr and "pip install --upgrade om-memory" in p.stderr
+    for args in (["self", "update"], ["self", "update", "--check"], ["self", "channel", "rc", "-y"],
+                 ["self", "rollback"]):
+        p = subprocess.run([sys.executable, "-I", "-S", "-c", code, *args], env=inst.env,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 67, (args, p)
+        assert re.search(hint.replace("(", r"\(", 1), p.stderr), (args, p.stderr)
     assert fake_github.requests == []
+    assert not (tmp_path / "config" / "om" / "channel.json").exists()
 
 
 def test_self_install_refuses_outside_a_zipapp(tmp_path):

@@ -1,5 +1,7 @@
 """Release tags: one grammar, ordered exactly as packaging.version.Version orders them."""
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -78,3 +80,23 @@ def test_the_documented_order_of_one_release_cycle():
     assert sorted(order, key=parse) == order
     assert rc("1.3.0", 2) == parse("1.3.0-rc.2")
     assert nightly("v1.3.0", "202601011200").pep440 == "1.3.0.dev202601011200"
+
+
+# SemVer 2.0.0's own regular expression (semver.org), applied to the tag without its "v".
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+
+
+@settings(max_examples=2000)
+@given(st.text(alphabet="v0129.-rcdev+", max_size=28) | tags().map(lambda t: t + "0") | tags().map(lambda t: "0" + t))
+def test_near_misses_are_accepted_only_when_valid_semver_and_pep440_alike(text):
+    try:
+        v = parse(text)
+    except ValueError:
+        return
+    bare = text[1:] if text.startswith("v") else text
+    assert SEMVER.match(bare), text
+    assert Pep440(text) == Pep440(v.pep440) and str(v) == bare
