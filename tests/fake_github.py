@@ -26,6 +26,7 @@ class FakeGitHub:
         self.page_size = 100
         self.latest_404 = False
         self.rate_limit = None  # 403 or 429
+        self.secondary_rate_limit = False  # 403 with Retry-After and requests to spare
         self.download_failure = None  # "500", "truncate", "timeout"
         self.download_redirect = None  # where asset downloads redirect instead of the CDN
         self.stop = threading.Event()
@@ -162,6 +163,10 @@ class FakeGitHub:
         url = urllib.parse.urlsplit(h.path)
         query = urllib.parse.parse_qs(url.query)
         base = f"/repos/{self.repo}"
+        if self.secondary_rate_limit:
+            return self._send(h, 403, b'{"message":"You have exceeded a secondary rate limit."}', [
+                ("X-RateLimit-Remaining", "4999"), ("Retry-After", "60"), ("Content-Type", "application/json"),
+            ])
         if self.rate_limit:
             return self._send(h, self.rate_limit, b'{"message":"API rate limit exceeded"}', [
                 ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1767225600"),

@@ -116,7 +116,8 @@ class Client:
             host = urllib.parse.urlsplit(e.url).netloc or host
         headers = e.headers or {}
         remaining = headers.get("X-RateLimit-Remaining")
-        if e.code == 429 or (e.code == 403 and remaining == "0"):
+        # 403 with Retry-After is GitHub's secondary (abuse) rate limit.
+        if e.code == 429 or (e.code == 403 and (remaining == "0" or headers.get("Retry-After"))):
             when = ""
             reset = headers.get("X-RateLimit-Reset")
             retry = headers.get("Retry-After")

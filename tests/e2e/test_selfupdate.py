@@ -145,6 +145,15 @@ def test_rate_limit_is_reported_with_its_reset_time(installed, fake_github, stat
     assert_unchanged(installed, before)
 
 
+def test_a_secondary_rate_limit_is_reported_with_its_retry_delay(installed, fake_github):
+    fake_github.secondary_rate_limit = True
+    before = installed.snapshot()
+    r = installed.run("self", "update")
+    assert r.returncode == 1, r
+    assert "rate limit exceeded" in r.stderr and "retry after 60 s" in r.stderr
+    assert_unchanged(installed, before)
+
+
 def test_no_stable_release_at_all_is_a_clear_error(installed, fake_github):
     fake_github.add_release("v1.1.0-rc.1", pyz_bytes("1.1.0"))
     before = installed.snapshot()
