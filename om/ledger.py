@@ -59,6 +59,9 @@ ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, 
 FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
 #: Transient Codex adapter state (legacy keys), cleared by fork and import.
 TRANSIENT_KEYS = ("prompt_id", "stop_turn", "stop_prompt", "notified_cursor")
+#: The part of it an import clears: Stop and reminder state. The destination's
+#: own prompt_id stays, since its current turn goes on after the import.
+IMPORT_CLEARS = ("stop_turn", "stop_prompt", "notified_cursor")
 #: Prefix of adapter state added by `om` (also transient).
 ADAPTER_PREFIX = "codex_"
 #: Derived running totals of source sizes (see `Ledger._catch_up_sizes`).

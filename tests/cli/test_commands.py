@@ -386,3 +386,21 @@ def test_repeated_captures_and_observations_do_not_burn_sequence_numbers(om):
     apply(om, obs)
     apply(om, {"through": 2, "observations": [{"text": "other", "source_ids": [s1]}]})
     assert [e["seq"] for e in om("view", "--all").json] == [1, 2]
+
+
+def test_import_keeps_the_destination_prompt_id_and_pause_but_clears_stop_and_reminder_state(om, tmp_path):
+    checkpointed(om)
+    other = tmp_path / "other-store"
+    dest = lambda *a, **kw: run_om("--store", other, "--session", "new", *a, **kw)
+    assert dest("capture", input=json.dumps({"kind": "user", "text": "hi", "key": "turn-9"})).returncode == 0
+    db = dest("status").json["database"]
+    with sqlite3.connect(db) as conn:
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ("prompt_id", "turn-9"), ("stop_turn", "turn-8"), ("stop_prompt", "1"),
+            ("notified_cursor", "0"), ("codex_turn_ends", "[1]"), ("paused", "1"),
+        ])
+    assert dest("import", "--from-store", om.store, "--from-session", "s1").returncode == 0
+    with sqlite3.connect(db) as conn:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    assert meta["prompt_id"] == "turn-9" and meta["paused"] == "1" and meta["session"] == "new"
+    assert not {"stop_turn", "stop_prompt", "notified_cursor", "codex_turn_ends"} & set(meta)
