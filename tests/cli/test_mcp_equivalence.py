@@ -156,19 +156,14 @@ def test_session_errors_are_the_cli_error_lines(scripted, session):
     ({"query": "test_io", "include_retired": True, "limit": 1}, ["test_io", "--include-retired", "--limit", "1"]),
     ({"query": "changelog", "sources": True, "include_retired": True}, ["changelog", "--sources", "--include-retired"]),
 ])
-def test_search_returns_the_cli_search_output_exactly_when_the_runtime_has_search(scripted, arguments, argv):
+def test_search_returns_the_cli_search_output(scripted, arguments, argv):
     store = scripted["store"]
     expected = cli(store, "search", *argv)
     with McpServer(store=store) as srv:
         srv.initialize()
-        offered = "search" in [t["name"] for t in srv.request("tools/list")["result"]["tools"]]
-        # The tool exists exactly when the command does (om.search is optional).
-        assert offered == (expected.returncode == 0), expected
-        if offered:
-            same_as_cli(srv.ok("search", session=SESSION, **arguments), expected)
-            same_error_as_cli(srv.fail("search", session=SESSION, query="  "), cli(store, "search", "  "))
-            same_error_as_cli(srv.fail("search", session=SESSION, query="x", limit=0),
-                              cli(store, "search", "x", "--limit", "0"))
-        else:
-            response = srv.request("tools/call", {"name": "search", "arguments": dict(arguments, session=SESSION)})
-            assert response["error"]["code"] == -32602
+        same_as_cli(srv.ok("search", session=SESSION, **arguments), expected)
+        same_error_as_cli(srv.fail("search", session=SESSION, query="  "), cli(store, "search", "  "))
+        same_error_as_cli(srv.fail("search", session=SESSION, query="x", limit=0),
+                          cli(store, "search", "x", "--limit", "0"))
+        same_error_as_cli(srv.fail("search", session=SESSION, query="x", limit=101),
+                          cli(store, "search", "x", "--limit", "101"))

@@ -4,15 +4,19 @@ Every test runs the server as a subprocess through `McpServer`, whose close()
 checks that stdout carried only JSON-RPC response lines.
 """
 
-import importlib.util
 import json
+import os
+import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 from mcp_client import McpServer, run_om
 
+ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
-EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume"]
+EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search"]
 MAX_LINE = 4 * 1024 * 1024
 
 
@@ -29,6 +33,8 @@ def minimal_arguments(name):
         args["id"] = "s-0000"
     if name == "apply":
         args["checkpoint"] = {"through": 0}
+    if name == "search":
+        args["query"] = "anything"
     return args
 
 
@@ -116,9 +122,7 @@ def test_blank_lines_are_ignored(server):
 
 def test_tools_list_offers_every_ledger_operation_with_a_required_session(server):
     tools = server.request("tools/list")["result"]["tools"]
-    names = [t["name"] for t in tools]
-    expected = EVERY_TOOL + (["search"] if importlib.util.find_spec("om.search") else [])
-    assert sorted(names) == sorted(expected)
+    assert sorted(t["name"] for t in tools) == sorted(EVERY_TOOL)
     for tool in tools:
         schema = tool["inputSchema"]
         assert schema["type"] == "object" and schema["additionalProperties"] is False
@@ -130,7 +134,7 @@ def test_tools_list_offers_every_ledger_operation_with_a_required_session(server
 
 def test_tool_descriptions_teach_evidence_real_ids_and_the_cursor(server):
     tools = {t["name"]: t["description"] for t in server.request("tools/list")["result"]["tools"]}
-    for name in ("prime", "view", "view_all", "recall"):
+    for name in ("prime", "view", "view_all", "recall", "search"):
         assert "not instructions" in tools[name], name
     assert "real id" in tools["apply"] and "never invent" in tools["apply"]
     assert "'through'" in tools["apply"] and "'through'" in tools["pending"]
@@ -217,7 +221,8 @@ def test_memory_responses_stay_within_twelve_thousand_bytes(server, store):
 def test_line_separators_in_memory_never_split_a_protocol_line(server, store):
     sid = capture(store, "one\u2028two\u2029three\x85four")
     server.ok("pending", session=SESSION)
-    assert all(b"\xe2\x80\xa8" not in line and b"\xc2\x85" not in line for line in server.lines)
+    for raw in (b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xc2\x85"):
+        assert all(raw not in line for line in server.lines), raw
     recalled = json.loads(server.ok("recall", session=SESSION, id=sid))
     assert recalled["sources"][0]["text"] == "one\u2028two\u2029three\x85four"
 
@@ -408,3 +413,69 @@ def test_without_any_store_the_server_starts_and_every_tool_says_why(tmp_path):
         srv.proc.stdin.close()
         assert srv.close() == 0
     assert "om: no store" in srv.stderr
+
+
+INSTALLED = ("plugins", "cache", "om-mkt", "obsmem", "1.2.3")
+
+
+def installed_plugin(codex_home, where=INSTALLED, manifest=True):
+    """This runtime copied the way Codex installs a plugin: plugins/cache/<mkt>/<plugin>/<version>/."""
+    root = codex_home.joinpath(*where)
+    ignore = shutil.ignore_patterns("__pycache__")
+    for name in ("om", "bin"):
+        shutil.copytree(ROOT / name, root / name, ignore=ignore)
+    shutil.copy(ROOT / ".mcp.json", root / ".mcp.json")
+    if manifest:
+        shutil.copytree(ROOT / ".codex-plugin", root / ".codex-plugin")
+    return root
+
+
+def bundled_command(root):
+    """The server command of the plugin's .mcp.json, run the way Codex runs it.
+
+    `python3` becomes this interpreter, so the test does not depend on what PATH offers."""
+    (entry,) = json.loads((root / ".mcp.json").read_text())["mcpServers"].values()
+    command = [sys.executable if entry["command"] == "python3" else entry["command"], *entry["args"]]
+    return command, (root / entry["cwd"]).resolve()
+
+
+def codex_server_env(tmp_path):
+    # What Codex gives an MCP server: HOME and PATH, no PLUGIN_* or CODEX_HOME.
+    return {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
+def test_the_bundled_server_command_serves_the_plugin_data_folder_with_only_home_and_path(tmp_path):
+    root = installed_plugin(tmp_path / "codex-home")
+    command, cwd = bundled_command(root)
+    with McpServer(command=command, cwd=cwd, env=codex_server_env(tmp_path)) as srv:
+        srv.initialize()
+        assert sorted(t["name"] for t in srv.request("tools/list")["result"]["tools"]) == sorted(EVERY_TOOL)
+        database = json.loads(srv.ok("status", session=SESSION))["database"]
+    data = (tmp_path / "codex-home" / "plugins" / "data" / "obsmem-om-mkt").resolve()
+    assert database.startswith(str(data) + "/")
+
+
+def test_an_installed_runtime_finds_its_data_folder_from_any_working_directory(tmp_path):
+    root = installed_plugin(tmp_path / "codex-home")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    command = [sys.executable, "-I", "-S", str(root / "bin" / "om"), "mcp"]
+    with McpServer(command=command, cwd=elsewhere, env=codex_server_env(tmp_path)) as srv:
+        srv.initialize()
+        database = json.loads(srv.ok("status", session=SESSION))["database"]
+    data = (tmp_path / "codex-home" / "plugins" / "data" / "obsmem-om-mkt").resolve()
+    assert database.startswith(str(data) + "/")
+
+
+@pytest.mark.parametrize("layout", ["no manifest", "too shallow"])
+def test_a_folder_that_only_looks_like_a_plugin_cache_never_picks_a_store(tmp_path, layout):
+    home = tmp_path / "codex-home"
+    if layout == "no manifest":
+        root = installed_plugin(home, manifest=False)
+    else:  # plugins/cache/<plugin>/<version>: the marketplace level is missing
+        root = installed_plugin(home, where=("plugins", "cache", "obsmem", "1.2.3"))
+    command = [sys.executable, "-I", "-S", str(root / "bin" / "om"), "mcp"]
+    with McpServer(command=command, cwd=root, env=codex_server_env(tmp_path)) as srv:
+        srv.initialize()
+        assert srv.fail("status", session=SESSION).startswith("om: no store:")
+    assert not (home / "plugins" / "data").exists()

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.e2e
 HOOK_PROMPT = "<hook_prompt"
 CHECKPOINT_ENV = {"OM_CHECKPOINT_TURNS": "1"}
 NAMESPACE = "mcp__om"
+# No writable_roots key at all, as after a plain install; /tmp and $TMPDIR (where
+# the test's CODEX_HOME lives) are excluded so the data folder is as read-only to
+# the shell as under a normal home directory.
 NO_WRITABLE_ROOTS = ("\n[sandbox_workspace_write]\n"
-                     "writable_roots = []\n"
                      "exclude_slash_tmp = true\n"
                      "exclude_tmpdir_env_var = true\n")
 
@@ -115,6 +117,8 @@ def test_in_the_default_sandbox_the_mcp_tools_checkpoint_where_the_shell_command
     # Codex offered the server's tools to the model under the plugin's namespace.
     assert {"pending", "apply", "prime", "recall", "status"} <= set(seen["tools"])
     # The shell could read nothing wrong but could not write: the sandbox refused.
+    # (the hook created the ledger; the sandboxed shell gets SQLite's read-only refusal)
+    assert "Process exited with code 74" in seen["shell_apply"], seen
     assert "read-only" in seen["shell_apply"].lower() or "readonly" in seen["shell_apply"].lower(), seen
     # The MCP server wrote the checkpoint into the plugin data folder.
     receipt = json_document(seen["mcp_apply"])

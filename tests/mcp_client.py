@@ -14,7 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 LATEST = "2025-06-18"
 
 
@@ -31,11 +31,16 @@ run_om = _root_conftest().run_om
 
 
 class McpServer:
-    def __init__(self, *args, store=None, env=None, cwd=None, python=sys.executable):
-        full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        full_env["PYTHONPATH"] = str(ROOT)
-        full_env.update(env or {})
-        argv = [python, "-m", "om", "mcp"]
+    def __init__(self, *args, store=None, env=None, cwd=None, python=sys.executable, command=None):
+        """`command` replaces `python -m om mcp` (from this checkout) and then `env` is the
+        whole environment, as when Codex starts the server from `.mcp.json`."""
+        if command is None:
+            full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+            full_env["PYTHONPATH"] = str(ROOT)
+            full_env.update(env or {})
+            argv = [python, "-m", "om", "mcp"]
+        else:
+            full_env, argv = dict(env or {}), list(command)
         if store is not None:
             argv += ["--store", str(store)]
         self.proc = subprocess.Popen(
