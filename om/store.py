@@ -39,11 +39,13 @@ def resolve_store(path, create=True):
     store = canonical_store(path)
     if os.path.isdir(store):
         return store
-    if os.path.exists(store):
+    if not os.path.lexists(store):
+        if not create:
+            raise StoreError(f"om: store {store} does not exist")
+        make_private_dir(store, parents=True)
+    # Checked after creating: another process may have created it meanwhile.
+    if not os.path.isdir(store):
         raise StoreError(f"om: store {store} is not a directory")
-    if not create:
-        raise StoreError(f"om: store {store} does not exist")
-    make_private_dir(store, parents=True)
     return os.path.realpath(store)
 
 
@@ -56,7 +58,7 @@ def make_private_dir(path, parents=False):
             try:
                 os.mkdir(path, 0o700)
             except FileExistsError:
-                pass
+                return  # made by a concurrent process; its modes are its own
         else:
             os.mkdir(path, 0o700)
         os.chmod(path, 0o700)

@@ -104,3 +104,4 @@ def test_a_writer_killed_mid_transaction_leaves_a_journal_as_private_as_the_data
     finally:
         holder.kill()
         holder.wait()
+
