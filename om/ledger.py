@@ -451,11 +451,11 @@ class Ledger:
             if item_id.startswith("s-"):
                 row = self.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (item_id,)).fetchone()
                 if row is None:
-                    raise NotFound(f"om: no source {item_id}")
+                    raise NotFound(f"om: no source {_shown(item_id)}")
                 return {"sources": [_source(*row)]}
             entry = self._entry_by_id(item_id)
             if entry is None:
-                raise NotFound(f"om: no entry {item_id}")
+                raise NotFound(f"om: no entry {_shown(item_id)}")
             if entry["kind"] == "observation":
                 return {"entry": entry, "sources": self._sources_by_ids(entry["support"])}
             observations = [e for e in (self._entry_by_id(i) for i in entry["support"]) if e is not None]
@@ -501,7 +501,7 @@ class Ledger:
                 for sid in support:
                     row = self.conn.execute("SELECT body FROM sources WHERE id = ?", (sid,)).fetchone()
                     if row is None:
-                        raise NotFound(f"om: {where} cites unknown source {sid}")
+                        raise NotFound(f"om: {where} cites unknown source {_shown(sid)}")
                     stamps.append(loads(row[0])["timestamp"])
                 text = redact(_entry_text(o["text"], where))
                 importance = o.get("importance") or "medium"
@@ -519,9 +519,9 @@ class Ledger:
                 for oid in support:
                     entry = self._entry_by_id(oid)
                     if entry is None or entry["kind"] != "observation":
-                        raise NotFound(f"om: {where} cites unknown observation {oid}")
+                        raise NotFound(f"om: {where} cites unknown observation {_shown(oid)}")
                     if not entry["active"]:
-                        raise Conflict(f"om: {where} cites retired observation {oid}")
+                        raise Conflict(f"om: {where} cites retired observation {_shown(oid)}")
                     stamps.append(entry["timestamp"])
                 text = redact(_entry_text(r["text"], where))
                 rid = ids.reflection_id(text, support)
@@ -531,7 +531,7 @@ class Ledger:
                 where = f"retire[{i}]"
                 old = self._entry_by_id(r["id"])
                 if old is None:
-                    raise NotFound(f"om: {where} names unknown entry {r['id']!r}")
+                    raise NotFound(f"om: {where} names unknown entry {_shown(r['id'])}")
                 reason = ids.trim_space(r.get("reason") or "")
                 if not reason or len(reason) > MAX_REASON:
                     raise InputError(f"om: {where} reason must be 1 to {MAX_REASON} characters")
@@ -539,15 +539,15 @@ class Ledger:
                 for rep_id in replacements:
                     rep = self._entry_by_id(rep_id)
                     if rep is None:
-                        raise NotFound(f"om: {where} names unknown replacement {rep_id}")
+                        raise NotFound(f"om: {where} names unknown replacement {_shown(rep_id)}")
                     if not rep["active"]:
-                        raise Conflict(f"om: {where} replacement {rep_id} is retired")
+                        raise Conflict(f"om: {where} replacement {_shown(rep_id)} is retired")
                     if rep["seq"] <= old["seq"]:
-                        raise Conflict(f"om: {where} replacement {rep_id} is not newer than {old['id']}")
+                        raise Conflict(f"om: {where} replacement {_shown(rep_id)} is not newer than {old['id']}")
                     cites_old = rep["kind"] == "reflection" and old["id"] in rep["support"]
                     if rep["kind"] != old["kind"] and not cites_old:
                         raise Conflict(
-                            f"om: {where} replacement {rep_id} must be a newer {old['kind']}"
+                            f"om: {where} replacement {_shown(rep_id)} must be a newer {old['kind']}"
                             " or a reflection citing the retired observation"
                         )
                 retirement = dumps({"id": old["id"], "reason": redact(reason), "replacement_ids": replacements})
@@ -620,6 +620,12 @@ class _Transaction:
                 self.conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+
+def _shown(text, limit=80):
+    """An id from the input as an error message shows it: bounded, on one line."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _int(value):

@@ -466,3 +466,12 @@ def test_pending_stops_before_the_running_code_point_total_would_exceed_48000(om
     pending = om("pending").json
     assert pending["through"] == through and pending["sources"][0]["id"] == first
     assert not any(s["truncated"] for s in pending["sources"])
+
+
+def test_errors_that_echo_an_id_stay_short_and_on_one_line(om):
+    r = om("recall", "o-" + "x" * 100_000)
+    assert r.returncode != 0 and len(r.stderr) < 200 and r.stderr.count("\n") == 1
+    sid = capture(om, "evidence")
+    r = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "x", "source_ids": [sid, "s-\n" + "y" * 100_000]}]}))
+    assert r.returncode != 0 and len(r.stderr) < 300 and r.stderr.count("\n") == 1
