@@ -4,7 +4,8 @@
   on the same ledger (target <= 2x), both as CLI subprocesses, index warm;
 - index catch-up time per 1,000 new sources;
 - median `om capture` and PostToolUse hook latency with / without an index
-  present, calls interleaved (target <= 1.10).
+  present, calls interleaved (target <= 1.10), and the same capture in
+  process, capture and hook (the ledger work alone, without interpreter start-up).
 
 Usage: python bench/search.py [--sources N] [--runs R]
 """
@@ -124,19 +125,42 @@ def main():
             return om(store_dir, "capture", input=json.dumps(
                 {"kind": "tool", "text": f"capture bench {next(n)} {random.random()}", "key": "b"}).encode())
 
-        def hook(store_dir):
+        def post_tool_use():
             i = next(n)
-            event = {"session_id": "bench", "turn_id": f"t{i}", "cwd": "/tmp", "model": "mock",
+            return {"session_id": "bench", "turn_id": f"t{i}", "cwd": "/tmp", "model": "mock",
                      "transcript_path": "/tmp/t.jsonl", "permission_mode": "bypassPermissions",
                      "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": f"call-{i}",
                      "tool_input": {"command": f"grep -rn bug{i} src"}, "tool_response": f"src/a.py:{i}: bug"}
-            return om_hook(store_dir, json.dumps(event).encode())
 
-        for label, fn in (("capture", capture), ("PostToolUse hook", hook)):
+        def hook(store_dir):
+            return om_hook(store_dir, json.dumps(post_tool_use()).encode())
+
+        def hook_in_process(store_dir):
+            import io
+
+            from om.codex.hook import run_hook
+
+            t = time.perf_counter()
+            run_hook(store_dir, io.BytesIO(json.dumps(post_tool_use()).encode()), sys.stderr)
+            return time.perf_counter() - t
+
+        def capture_in_process(store_dir):
+            # The ledger work alone, without interpreter start-up: the only part the
+            # index could slow down, and far less noisy on a busy machine.
+            t = time.perf_counter()
+            with Ledger.open(store_dir, "bench") as led:
+                with led.transaction():
+                    led.capture("tool", f"in-process capture {next(n)} {random.random()}", "b")
+            return time.perf_counter() - t
+
+        for label, fn in (("capture", capture), ("PostToolUse hook", hook),
+                          ("in-process open + capture", capture_in_process),
+                          ("in-process PostToolUse hook", hook_in_process)):
             with_index, without = [], []
-            for _ in range(a.runs * 4):
-                without.append(fn(plain))
-                with_index.append(fn(store))
+            for i in range(a.runs * 4):
+                # Alternate which side goes first, so neither always runs on a warmer cache.
+                for side in ((plain, without), (store, with_index))[:: 1 if i % 2 else -1]:
+                    side[1].append(fn(side[0]))
             w, wo = statistics.median(with_index), statistics.median(without)
             print(f"{label} median: {wo * 1000:.1f} ms without index, {w * 1000:.1f} ms with index: ratio {w / wo:.3f}"
                   " (target <= 1.10)")

@@ -359,3 +359,18 @@ def test_the_text_report_gives_the_same_findings_as_json(tmp_path):
         assert row.split()[0] == c["status"] and row.endswith(c["finding"])
         if c["fix"]:
             assert lines[lines.index(row) + 1].strip() == "fix: " + c["fix"]
+
+
+def test_a_failure_older_than_a_day_no_longer_warns(tmp_path):
+    import time
+
+    from om.receipts import record
+
+    store = make_store(tmp_path, receipts=False)
+    home = make_home(tmp_path, writable=store)
+    for e in EVENTS:
+        record(str(store), e, "ok", 30.0)
+    record(str(store), "Stop", "failed", 12.0, now=time.time() - 2 * 86400)
+    record(str(store), "Stop", "ok", 20.0)
+    c = check(doctor(home, store), "capture.Stop")
+    assert c["status"] == "ok" and "2 run(s)" not in c["finding"] and "3 run(s)" in c["finding"]
