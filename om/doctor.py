@@ -26,7 +26,6 @@ from om import __version__
 
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
-MANAGED_MARKER = ".observational-memory-managed"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
 SNAKE = {
     "SessionStart": "session_start",
@@ -104,22 +103,12 @@ def _q(path):
 
 def _runtime_checks(store):
     checks = []
-    launcher = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    managed = any(
-        os.path.exists(os.path.join(d, MANAGED_MARKER))
-        for d in {os.path.dirname(launcher), os.path.join(package_root, "bin"), package_root}
-        if d
-    )
-    channel = ""
-    try:
-        from om import selfupdate  # optional: present when self-update ships
+    # The same answers `om self update` acts on: its managed marker and its channel file.
+    from om.selfupdate import channel as channels
+    from om.selfupdate.ownership import managed_marker
 
-        get = getattr(selfupdate, "current_channel", None) or getattr(selfupdate, "channel", None)
-        if callable(get):
-            channel = f", update channel {get()}"
-    except Exception:
-        pass
+    managed = managed_marker() is not None
+    channel = f", update channel {channels.read()}"
     how = "plugin-managed (update the plugin to update it)" if managed else "standalone"
     checks.append(
         _check(

@@ -254,3 +254,123 @@ def test_the_mcp_check_warns_when_the_plugin_declares_no_server(tmp_path):
     c = check(doctor(make_home(tmp_path, writable=store), store), "codex.mcp")
     assert c["status"] == "warn" and "declares no MCP server" in c["finding"]
     assert "codex plugin add om@observational-memory" in c["fix"]
+
+
+def test_runtime_reports_the_update_channel_and_whether_a_plugin_manages_it(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    config = tmp_path / "config"
+    r = doctor(home, store, env={"XDG_CONFIG_HOME": str(config)})
+    finding = check(r, "runtime.version")["finding"]
+    assert "standalone, update channel stable" in finding
+    (config / "om").mkdir(parents=True)
+    (config / "om" / "channel.json").write_text('{"channel": "nightly"}\n')
+    assert "update channel nightly" in check(doctor(home, store, env={"XDG_CONFIG_HOME": str(config)}), "runtime.version")["finding"]
+    # A runtime with the managed marker beside it, as the plugin installs one.
+    runtime = tmp_path / "runtime"
+    shutil.copytree(ROOT / "om", runtime / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    (runtime / ".observational-memory-managed").write_text("om@observational-memory\n")
+    r = run_om("doctor", "--json", "--store", store, cwd=tmp_path,
+               env={"CODEX_HOME": str(home), "PYTHONPATH": str(runtime), "XDG_CONFIG_HOME": str(config)})
+    assert "plugin-managed" in check(r, "runtime.version")["finding"]
+
+
+def test_hook_python_fails_without_python3_and_warns_on_a_gone_or_shim_interpreter(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    (store / ".om-python").write_text(str(tmp_path / "deleted" / "python3") + "\n")
+    c = check(doctor(home, store), "runtime.hook_python")
+    assert c["status"] == "warn" and "is gone" in c["finding"] and ".om-python" in c["fix"]
+    (store / ".om-python").unlink()
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    r = doctor(home, store, env={"PATH": str(empty)})
+    c = check(r, "runtime.hook_python")
+    assert c["status"] == "fail" and "no python3 on PATH" in c["finding"] and r.returncode == 1
+    shims = tmp_path / ".pyenv" / "shims"
+    shims.mkdir(parents=True)
+    (shims / "python3").write_text("#!/bin/sh\n")
+    (shims / "python3").chmod(0o755)
+    c = check(doctor(home, store, env={"PATH": str(shims)}), "runtime.hook_python")
+    assert c["status"] == "warn" and "shim" in c["finding"]
+    plain = tmp_path / "usr-bin"
+    plain.mkdir()
+    (plain / "python3").write_text("#!/bin/sh\n")
+    (plain / "python3").chmod(0o755)
+    c = check(doctor(home, store, env={"PATH": str(plain)}), "runtime.hook_python")
+    assert c["status"] == "ok" and "not recorded yet" in c["finding"]
+
+
+def test_a_store_path_that_is_a_file_fails(tmp_path):
+    store = tmp_path / "store-file"
+    store.write_text("not a folder")
+    r = doctor(make_home(tmp_path), store)
+    c = check(r, "store.exists")
+    assert c["status"] == "fail" and "not a directory" in c["finding"] and c["fix"] and r.returncode == 1
+
+
+def test_a_database_readable_by_others_is_a_permission_warning(tmp_path):
+    store = make_store(tmp_path)
+    (session,) = [d for d in store.iterdir() if d.name.startswith("session-")]
+    os.chmod(session / "memory.sqlite3", 0o644)
+    c = check(doctor(make_home(tmp_path, writable=store), store), "store.permissions")
+    assert c["status"] == "warn" and "memory.sqlite3" in c["finding"]
+
+
+def test_a_codex_config_that_is_not_toml_fails(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    (home / "config.toml").write_text("[plugins\nenabled = \n")
+    r = doctor(home, store)
+    c = check(r, "codex.plugin")
+    assert c["status"] == "fail" and "not valid TOML" in c["finding"] and r.returncode == 1
+
+
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda text: text.replace('trusted_hash = "sha256:', 'enabled = false\ntrusted_hash = "sha256:', 1),
+         "disabled: SessionStart"),
+        (lambda text: text.replace('trusted_content_hash = "sha256:' + "1" * 64 + '"', "", 1),
+         "changed since trusted: SessionStart"),
+    ],
+)
+def test_a_disabled_hook_or_one_without_its_bundle_trust_fails(tmp_path, edit, words):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    config = home / "config.toml"
+    config.write_text(edit(config.read_text()))
+    r = doctor(home, store)
+    c = check(r, "codex.hooks")
+    assert c["status"] == "fail" and words in c["finding"] and r.returncode == 1
+
+
+def test_the_text_report_gives_the_same_findings_as_json(tmp_path):
+    store = make_store(tmp_path, outcome="failed")
+    home = make_home(tmp_path, trust=False)
+    os.chmod(store, 0o755)
+    data = doctor(home, store)
+    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", "")})
+    assert text.returncode == data.returncode == 1
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith(f"om doctor: {data.json['status']} (store {data.json['store']}")
+    for c in data.json["checks"]:
+        row = next(line for line in lines if line.split()[1:2] == [c["check"]])
+        assert row.split()[0] == c["status"] and row.endswith(c["finding"])
+        if c["fix"]:
+            assert lines[lines.index(row) + 1].strip() == "fix: " + c["fix"]
+
+
+def test_a_failure_older_than_a_day_no_longer_warns(tmp_path):
+    import time
+
+    from om.receipts import record
+
+    store = make_store(tmp_path, receipts=False)
+    home = make_home(tmp_path, writable=store)
+    for e in EVENTS:
+        record(str(store), e, "ok", 30.0)
+    record(str(store), "Stop", "failed", 12.0, now=time.time() - 2 * 86400)
+    record(str(store), "Stop", "ok", 20.0)
+    c = check(doctor(home, store), "capture.Stop")
+    assert c["status"] == "ok" and "2 run(s)" not in c["finding"] and "3 run(s)" in c["finding"]

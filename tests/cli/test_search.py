@@ -94,6 +94,26 @@ def test_default_search_returns_active_memories_only_with_their_fields(om):
     assert "replacement_ids" not in result
 
 
+def test_each_kind_has_its_own_shape_reflections_and_sources_included(om):
+    sid = capture(om, "the flaky integration suite timed out twice on the arm runner")
+    (oid,) = observe(om, ("The integration suite is flaky on the arm runner.", sid, "low"))
+    through = om("pending").json["through"]
+    checkpoint = {"through": through, "reflections": [{"text": "Arm runner flakiness keeps recurring.", "observation_ids": [oid]}]}
+    r = om("apply", input=json.dumps(checkpoint))
+    assert r.returncode == 0, r
+    (rid,) = r.json["reflections"]
+    out = om("search", "--sources", "arm runner")
+    assert out.returncode == 0 and set(out.json) == {"query", "results"} and out.json["query"] == "arm runner"
+    by_id = {x["id"]: x for x in out.json["results"]}
+    assert set(by_id) == {sid, oid, rid}
+    assert by_id[rid]["kind"] == "reflection" and by_id[rid]["importance"] == "medium"
+    assert set(by_id[rid]) == set(by_id[oid]) == {"id", "kind", "seq", "active", "importance", "score", "snippet"}
+    assert by_id[oid]["importance"] == "low" and (by_id[oid]["seq"], by_id[rid]["seq"]) == (1, 2)
+    assert set(by_id[sid]) == {"id", "kind", "seq", "active", "score", "snippet"}
+    assert by_id[sid]["kind"] == "source" and by_id[sid]["seq"] == 1 and "[arm] [runner]" in by_id[sid]["snippet"]
+    assert {x["id"] for x in search(om, "arm runner")} == {oid, rid}
+
+
 def test_retired_memories_appear_only_when_asked_and_name_their_replacements(om):
     s1 = capture(om, "staging database lives on host alpha")
     (old,) = observe(om, ("The staging database is on host alpha.", s1))
@@ -346,3 +366,20 @@ def test_a_rare_word_ranks_its_documents_above_documents_with_only_common_words(
         peer_insert_source(db, f"deploy {i} finished")
     results = search(om, "--sources", "kafka deploy timeout")
     assert ids(results)[0] == rare
+
+
+def test_catch_up_indexes_only_new_rows_and_never_rebuilds_a_sound_index(om):
+    first = capture(om, "the cron job for invoices runs at midnight")
+    assert ids(search(om, "--sources", "invoices")) == [first]
+    db = db_path(om)
+    # A marker the ledger cannot produce: it survives only if the index is never rebuilt.
+    with sqlite3.connect(db) as c:
+        c.execute("INSERT INTO om_fts(rowid, text) VALUES (999999, 'rebuildmarker')")
+    peer = peer_insert_source(db, "invoices cron moved to one in the morning")
+    later = capture(om, "invoices were late once")
+    for _ in range(3):
+        assert set(ids(search(om, "--sources", "invoices"))) == {first, peer, later}
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM om_fts WHERE om_fts MATCH 'rebuildmarker'").fetchone()[0] == 1
+        assert c.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0] == 4
+        assert dict(c.execute("SELECT key, value FROM om_fts_state"))["sources_seq"] == "3"

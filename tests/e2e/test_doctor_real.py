@@ -21,5 +21,7 @@ def test_after_one_real_codex_turn_doctor_reports_plugin_hooks_capture_and_mcp_o
     assert "lists 10 tools" in status["codex.mcp"]["finding"]
     assert str(home.data_dir) in status["codex.mcp"]["finding"]
     assert " ok in " in status["capture.Stop"]["finding"]
+    assert "plugin-managed" in status["runtime.version"]["finding"]
+    assert "update channel stable" in status["runtime.version"]["finding"]
     assert not [c for c in report["checks"] if c["status"] == "fail"]
     assert text.startswith("om doctor: ") and "codex.mcp" in text
