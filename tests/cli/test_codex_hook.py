@@ -338,6 +338,17 @@ def test_bad_input_fails_open_with_an_advisory_a_stderr_line_and_a_log_line(hook
     assert len(log.splitlines()) == 1 and "failed open" in log
 
 
+@pytest.mark.parametrize("args", [["hook", "--client", "claude"], ["hook"], ["hook", "--client", "codex", "--bogus"],
+                                  ["hook", "--client", "codex"]])
+def test_only_command_line_errors_make_the_hook_command_exit_nonzero_and_never_with_2(tmp_path, args):
+    from conftest import run_om
+
+    store = [] if args == ["hook", "--client", "codex"] else ["--store", tmp_path / "store"]
+    result = run_om(*store, *args, input=json.dumps(stop()))
+    assert result.returncode == 64, result
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_an_unusable_store_fails_open(hook):
     hook.data.parent.mkdir(parents=True)
     hook.data.write_text("a file where the store should be")
