@@ -441,6 +441,14 @@ def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_ad
     assert installed.is_file() and (installed.parent / ".observational-memory-managed").is_file()
     assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed), "om-9.1.0.pyz"]
     assert f" {installed} --store " in context
+    # the advertised command of the pinned runtime runs as-is from another directory
+    line = next(line for line in context.splitlines() if line.startswith("Ledger command"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "PYTHON", "OBSERVATIONAL"))}
+    proc = subprocess.run([*shlex.split(line.split(": ", 1)[1]), "status"], cwd=elsewhere, capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["session"] == SESSION, proc
     # later events run the verified copy: the turn's reply is captured and a checkpoint asked for
     assert f" {installed} --store " in _launch(root, data, stop("bye"))["reason"]
     # the marker makes the installed runtime refuse to replace itself
