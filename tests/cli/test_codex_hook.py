@@ -303,6 +303,14 @@ def test_evidence_waiting_through_quiet_turns_becomes_due_after_the_third_turn_e
     assert hook(stop("", turn="t3"))["decision"] == "block"
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "abc", " "])
+def test_a_setting_that_is_not_a_positive_integer_falls_back_to_its_default(hook, value):
+    env = {"OM_CHECKPOINT_TURNS": value, "OM_CHECKPOINT_BYTES": value}
+    assert hook(stop("first", turn="a"), env=env) is None
+    assert hook(stop("second", turn="b"), env=env) is None
+    assert hook(stop("third", turn="c"), env=env)["decision"] == "block"
+
+
 def test_pending_bytes_over_the_threshold_make_a_checkpoint_due_at_once(hook):
     env = {"OM_CHECKPOINT_BYTES": "1000"}
     assert hook(stop("é" * 400, turn="a"), env=env) is None  # 800 bytes
