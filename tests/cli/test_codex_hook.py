@@ -148,6 +148,8 @@ def test_a_pause_prefix_pauses_before_the_prompt_is_captured(hook):
     assert hook.om("status")["paused"] is True
     assert hook(tool("echo private")) is None
     assert hook(stop("private reply"), env={"OM_CHECKPOINT_TURNS": "1"}) is None
+    assert hook(prompt("a later prompt without the prefix", turn="turn-2")) is None
+    assert hook(stop("later reply", turn="turn-2"), env={"OM_CHECKPOINT_TURNS": "1"}) is None
     assert hook.sources() == []
 
 
@@ -284,6 +286,31 @@ def test_checkpoint_turns_of_one_asks_on_every_turn_that_leaves_evidence(hook):
     assert hook(stop("second", turn="b"), env=env)["decision"] == "block"
 
 
+def test_a_turn_that_leaves_nothing_pending_is_never_asked_for_a_checkpoint(hook):
+    env = {"OM_CHECKPOINT_TURNS": "1", "OM_CHECKPOINT_BYTES": "1"}
+    assert hook(stop("", turn="a"), env=env) is None
+    hook(prompt("capture me", turn="b"))
+    hook.om("apply", input=json.dumps({"through": hook.om("pending")["through"]}))
+    assert hook(stop("   ", turn="b"), env=env) is None
+    assert hook.sources() == []
+
+
+def test_evidence_waiting_through_quiet_turns_becomes_due_after_the_third_turn_end(hook):
+    hook(prompt("the only evidence", turn="t1"))
+    assert hook(stop("", turn="t1")) is None
+    assert hook(stop("", turn="t1", active=True)) is None  # a continuation's end is not a turn end
+    assert hook(stop("", turn="t2")) is None
+    assert hook(stop("", turn="t3"))["decision"] == "block"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", " "])
+def test_a_setting_that_is_not_a_positive_integer_falls_back_to_its_default(hook, value):
+    env = {"OM_CHECKPOINT_TURNS": value, "OM_CHECKPOINT_BYTES": value}
+    assert hook(stop("first", turn="a"), env=env) is None
+    assert hook(stop("second", turn="b"), env=env) is None
+    assert hook(stop("third", turn="c"), env=env)["decision"] == "block"
+
+
 def test_pending_bytes_over_the_threshold_make_a_checkpoint_due_at_once(hook):
     env = {"OM_CHECKPOINT_BYTES": "1000"}
     assert hook(stop("é" * 400, turn="a"), env=env) is None  # 800 bytes
@@ -296,12 +323,18 @@ def test_stop_never_asks_while_a_continuation_is_running(hook):
 
 
 def test_interrupt_subagent_and_unknown_events_capture_and_request_nothing(hook):
-    assert hook(base("Interrupt")) is None
+    env = {"OM_CHECKPOINT_TURNS": "1", "OM_CHECKPOINT_BYTES": "1"}
+    hook(prompt("the parent's prompt"))
+    before = hook.sources()
+    assert hook(base("Interrupt"), env=env) is None
     assert hook(dict(prompt("child task"), agent_id="agent-1", agent_type="default")) is None
-    assert hook(dict(stop("child reply"), agent_id="agent-1"), env={"OM_CHECKPOINT_TURNS": "1"}) is None
+    assert hook(dict(tool("ls", call="child-call"), agent_id="agent-1"), env=env) is None
+    assert hook(dict(stop("child reply"), agent_id="agent-1"), env=env) is None
+    assert hook(dict(start(), agent_id="agent-1")) is None
     assert hook(dict(base("PreCompact"), trigger="auto"), event="Stop") is None
     assert hook(dict(base("SessionEnd"), reason="other"), event="Stop") is None
-    assert hook.sources() == []
+    assert hook(dict(base("SubagentStop"), last_assistant_message="child done"), event="Stop", env=env) is None
+    assert hook.sources() == before and len(before) == 1
 
 
 @pytest.mark.parametrize("raw", [b"", b"{not json", b"[]", b'{"hook_event_name": "Stop"}', b"\xff\xfe"])
@@ -311,6 +344,17 @@ def test_bad_input_fails_open_with_an_advisory_a_stderr_line_and_a_log_line(hook
     assert len(hook.stderr.strip().splitlines()) == 1
     log = (hook.data / "hook-errors.log").read_text()
     assert len(log.splitlines()) == 1 and "failed open" in log
+
+
+@pytest.mark.parametrize("args", [["hook", "--client", "claude"], ["hook"], ["hook", "--client", "codex", "--bogus"],
+                                  ["hook", "--client", "codex"]])
+def test_only_command_line_errors_make_the_hook_command_exit_nonzero_and_never_with_2(tmp_path, args):
+    from conftest import run_om
+
+    store = [] if args == ["hook", "--client", "codex"] else ["--store", tmp_path / "store"]
+    result = run_om(*store, *args, input=json.dumps(stop()))
+    assert result.returncode == 64, result
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_an_unusable_store_fails_open(hook):
@@ -337,6 +381,29 @@ def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
     fake.chmod(0o755)
     (hook.data / ".om-python").write_text(f"{fake}\n")
     assert set(hook(stop("bye"))) == {"systemMessage"}
+
+
+def test_the_registered_command_exits_0_even_when_the_launcher_or_the_runtime_is_missing(tmp_path):
+    empty = tmp_path / "empty-plugin"
+    empty.mkdir()
+    for event, groups in REGISTERED.items():
+        command = groups[0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", str(empty))
+        proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(stop()).encode(), capture_output=True,
+                              env=dict(os.environ, PLUGIN_ROOT=str(empty), PLUGIN_DATA=str(tmp_path / "d")),
+                              timeout=60)
+        assert proc.returncode == 0 and proc.stdout == b"", (event, proc)
+    root = _plugin_copy(tmp_path)
+    (root / "bin" / "om").unlink()
+    response = _launch(root, tmp_path / "data", stop("bye"))
+    assert set(response) == {"systemMessage"} and "runtime is missing" in response["systemMessage"]
+
+
+def test_a_store_path_with_xml_specials_never_leaks_them_into_the_stop_reason(tmp_path):
+    hook = Hook(tmp_path / "a&b <data>")
+    assert advertised(hook).endswith(shlex.quote(SESSION))
+    reason = hook(stop("reply"), env={"OM_CHECKPOINT_TURNS": "1"})["reason"]
+    assert not set("&<>") & set(reason)
+    assert "the om ledger command from this session's start context" in reason
 
 
 def _plugin_copy(tmp_path):
@@ -382,6 +449,14 @@ def test_a_pinned_runtime_is_verified_installed_beside_the_managed_marker_and_ad
     assert installed.is_file() and (installed.parent / ".observational-memory-managed").is_file()
     assert (data / "runtime" / "active").read_text().splitlines() == [str(root), str(installed), "om-9.1.0.pyz"]
     assert f" {installed} --store " in context
+    # the advertised command of the pinned runtime runs as-is from another directory
+    line = next(line for line in context.splitlines() if line.startswith("Ledger command"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "PYTHON", "OBSERVATIONAL"))}
+    proc = subprocess.run([*shlex.split(line.split(": ", 1)[1]), "status"], cwd=elsewhere, capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["session"] == SESSION, proc
     # later events run the verified copy: the turn's reply is captured and a checkpoint asked for
     assert f" {installed} --store " in _launch(root, data, stop("bye"))["reason"]
     # the marker makes the installed runtime refuse to replace itself

@@ -7,6 +7,7 @@ received.
 import json
 import shlex
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,8 @@ from codex_harness import agent_messages, codex, codex_bin, marketplace, om, thr
 from mock_model import say, shell
 
 pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
 
 HOOK_PROMPT = "<hook_prompt"
 CHECKPOINT_ENV = {"OM_CHECKPOINT_TURNS": "1"}
@@ -71,6 +74,16 @@ def checkpointing_model(marker_command, observation, final="Printed the marker."
     return script
 
 
+SKILL = "om:observational-memory"
+
+
+def skill_description():
+    """The description in the skill's front matter (one line)."""
+    text = (ROOT / "skills" / "observational-memory" / "SKILL.md").read_text()
+    line = next(line for line in text.split("---")[1].splitlines() if line.startswith("description:"))
+    return line.split(":", 1)[1].strip()
+
+
 def ledger(home, session, *args, input=None):
     """Parsed JSON output of a successful ledger command."""
     result = om(home.data_dir, session, *args, input=input)
@@ -112,6 +125,9 @@ def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(c
     requests = home.model.turn_requests()
     last = requests[-1]
     assert len(requests) == 5
+    # The skill that teaches the checkpoint workflow is offered to the model by name and description.
+    skills = "\n".join(m for m in requests[0].messages("developer") if "<skills_instructions>" in m)
+    assert f"- {SKILL}: {skill_description()} (file: " in skills
     assert sum(HOOK_PROMPT in json.dumps(item) for item in last.items if item.get("role") == "user") == 1
     reason = next(item for item in last.items if HOOK_PROMPT in json.dumps(item))["content"][0]["text"]
     assert "&amp;" not in reason and "&lt;" not in reason and "&gt;" not in reason
@@ -259,3 +275,6 @@ def test_a_broken_store_never_breaks_the_codex_turn(codex):
         assert not any(HOOK_PROMPT in r.raw for r in requests), how
         if home.data_dir.is_dir():  # the hooks did run, and their exit 2 blocked nothing
             assert len((home.data_dir / "fake-python.log").read_text().split()) >= 4, how
+            assert not list(home.data_dir.glob("session-*")), how  # no ledger was written
+        else:  # the file where the store should be is left as it was
+            assert home.data_dir.read_text() == "not a directory", how
