@@ -175,7 +175,7 @@ def user_prompt_submit(store, event):
             from om.codex import messages
 
             return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                           "additionalContext": messages.paused_context(_command(ledger))}}
+                                           "additionalContext": messages.paused_context(_command(ledger), ledger.session)}}
         with ledger.transaction():
             if ledger.is_paused():
                 return None
@@ -220,7 +220,7 @@ def post_tool_use(store, event):
             ledger.meta_set("notified_cursor", cursor)
         from om.codex import messages
 
-        text = messages.large_backlog_reminder(_command(ledger), count, size)
+        text = messages.large_backlog_reminder(_command(ledger), count, size, ledger.session)
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}
 
 

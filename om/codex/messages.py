@@ -57,18 +57,22 @@ def session_context(command, status, source, session=None):
     return "\n".join(lines)
 
 
-def paused_context(command):
+def paused_context(command, session=None):
+    mcp = _mcp_line(session)
     return (
         "Observational memory capture is now paused for this session at the user's request; this prompt was not "
-        f"recorded. Respect that. To resume when the user asks: {command} resume"
+        f"recorded. Respect that. To resume when the user asks: the resume tool, or {command} resume"
+        + (f"\n{mcp}" if mcp else "")
     )
 
 
-def large_backlog_reminder(command, count, size):
+def large_backlog_reminder(command, count, size, session=None):
+    mcp = _mcp_line(session)
     return (
         f"Observational memory: {count} pending sources ({size} bytes) are not yet covered by a checkpoint. "
-        f"When this task reaches a natural pause, checkpoint them: run `{command} pending`, then apply a "
-        f"checkpoint with `{command} apply` (see the {SKILL} skill)."
+        "When this task reaches a natural pause, checkpoint them: the pending tool then the apply tool, or run "
+        f"`{command} pending`, then apply a checkpoint with `{command} apply` (see the {SKILL} skill)."
+        + (f"\n{mcp}" if mcp else "")
     )
 
 

@@ -145,6 +145,7 @@ def test_user_prompts_are_captured_with_the_turn_id_as_key(hook):
 def test_a_pause_prefix_pauses_before_the_prompt_is_captured(hook):
     response = hook(prompt("[om:pause] do not remember this"))
     assert "paused" in context_of(response)
+    assert "the resume tool" in context_of(response) and "MCP tools" in context_of(response)
     assert hook.om("status")["paused"] is True
     assert hook(tool("echo private")) is None
     assert hook(stop("private reply"), env={"OM_CHECKPOINT_TURNS": "1"}) is None
@@ -250,6 +251,7 @@ def test_a_large_backlog_gets_one_reminder_per_cursor(hook):
     env = {"OM_CHECKPOINT_BYTES": "100"}
     first = hook(tool("cat big", response="x" * 200, call="c1"), env=env)
     assert advertised(hook) + " pending" in context_of(first)
+    assert "the pending tool then the apply tool" in context_of(first) and "MCP tools" in context_of(first)
     assert hook(tool("cat big2", response="y" * 200, call="c2"), env=env) is None
     through = hook.om("pending")["through"]
     hook.om("apply", input=json.dumps({"through": through}))
