@@ -32,7 +32,7 @@ sys.path.insert(0, ROOT)
 
 from om import ids  # noqa: E402
 from om.jsonio import dumps  # noqa: E402
-from om.ledger import SCHEMA  # noqa: E402
+from om.ledger import ACTIVE_INDEX, SCHEMA  # noqa: E402
 from om.store import database_path, ensure_database_file, make_private_dir  # noqa: E402
 
 SOURCES = 100_000
@@ -73,6 +73,7 @@ def build_large(store, session, cursor):
     conn.execute("BEGIN")
     for statement in SCHEMA:
         conn.execute(statement)
+    conn.execute(ACTIVE_INDEX)  # as om creates every ledger (a v1 peer's gets it on om's first write)
     start = 1_780_000_000
     source_rows, source_ids, stamps = [], [], []
     for i in range(SOURCES):

@@ -65,7 +65,7 @@ IMPORT_CLEARS = ("stop_turn", "stop_prompt", "notified_cursor")
 #: Prefix of adapter state added by `om` (also transient).
 ADAPTER_PREFIX = "codex_"
 #: Derived running totals of source sizes (see `Ledger._catch_up_sizes`).
-SIZES = "om_source_sizes"
+SIZES = "om_source_sizes_v1"
 
 
 def now():
@@ -255,13 +255,45 @@ class Ledger:
         return {"through": through, "sources": sources}
 
     def pending_stats(self):
-        """(count, chars, oldest pending seq or None) of sources after the cursor."""
-        count, chars, oldest = self.conn.execute(
-            "SELECT count(*), coalesce(sum(length(json_extract(body, '$.text'))), 0), min(seq)"
-            " FROM sources WHERE seq > ?",
-            (self.cursor(),),
+        """(count, chars, oldest pending seq or None) of sources after the cursor.
+
+        Reads the running-size table as far as it is valid and scans only the
+        sources after it, so the cost does not grow with the backlog when the
+        hooks keep the table current. Never writes: it works read-only.
+        """
+        cursor = self.cursor()
+        oldest = self.conn.execute("SELECT min(seq) FROM sources WHERE seq > ?", (cursor,)).fetchone()[0]
+        if oldest is None:
+            return 0, 0, None
+        count = chars = 0
+        scan_from = cursor
+        top = self._sizes_top()
+        if top is not None and top[0] > cursor:
+            base = self.conn.execute(
+                f"SELECT chars, count FROM {SIZES} WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (cursor,)
+            ).fetchone() or (0, 0)
+            chars, count, scan_from = top[1] - base[0], top[2] - base[1], top[0]
+        more, more_chars = self.conn.execute(
+            "SELECT count(*), coalesce(sum(length(json_extract(body, '$.text'))), 0) FROM sources WHERE seq > ?",
+            (scan_from,),
         ).fetchone()
-        return count, chars, oldest
+        return count + more, chars + more_chars, oldest
+
+    def _sizes_top(self):
+        """(seq, chars, count) of the size table's newest row while it still names that source, else None."""
+        try:
+            top = self.conn.execute(
+                f"SELECT z.seq, z.chars, z.count, s.id IS z.id FROM {SIZES} AS z"
+                " LEFT JOIN sources AS s ON s.seq = z.seq ORDER BY z.seq DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        # A newest row that names another source means `sources` was rewritten (an import).
+        return top[:3] if top is not None and top[3] else None
+
+    def forget_sizes(self):
+        """Drop the running sizes (inside a write transaction that rewrites `sources`)."""
+        self.conn.execute(f"DROP TABLE IF EXISTS {SIZES}")
 
     def backlog(self):
         """(pending count, pending UTF-8 bytes, oldest pending seq or None, highest seq or 0).
@@ -282,40 +314,45 @@ class Ledger:
     def _catch_up_sizes(self):
         """Extend the derived table of running source sizes to the newest source.
 
-        `om_source_sizes` is additive and derived (a v1 peer ignores it; losing it
-        loses nothing): one row per source, with the running UTF-8 byte total and
-        count of all sources up to that seq. Sources only ever grow by seq, so
-        rows written by anyone (om's captures, v1 peers) are caught up by seq,
-        usually one row per event. An import rewrites `sources` wholesale; the
-        newest row then no longer names the same source, and the table is rebuilt.
-        Returns (seq, total, count) of the newest row, or zeros.
+        The size table is additive and derived (a v1 peer ignores it; losing it
+        loses nothing): one row per source, with the running totals of UTF-8
+        bytes, code points and sources up to that seq. Sources only ever grow by
+        seq, so rows written by anyone (om's captures, v1 peers) are caught up
+        by seq, usually one row per event. An import rewrites `sources`
+        wholesale; the newest row then no longer names the same source, and the
+        table is rebuilt. Returns (seq, total bytes, count) of the newest row,
+        or zeros.
         """
         conn = self.conn
         conn.execute(
             f"CREATE TABLE IF NOT EXISTS {SIZES} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL,"
-            " total INTEGER NOT NULL, count INTEGER NOT NULL)"
+            " total INTEGER NOT NULL, chars INTEGER NOT NULL, count INTEGER NOT NULL)"
         )
         top = conn.execute(
-            f"SELECT z.seq, z.total, z.count, s.id IS z.id FROM {SIZES} AS z"
+            f"SELECT z.seq, z.total, z.chars, z.count, s.id IS z.id FROM {SIZES} AS z"
             " LEFT JOIN sources AS s ON s.seq = z.seq ORDER BY z.seq DESC LIMIT 1"
         ).fetchone()
-        if top is not None and top[3]:
-            seq, total, count = top[:3]
+        if top is not None and top[4]:
+            seq, total, chars, count = top[:4]
         else:
             if top is not None:
                 conn.execute(f"DELETE FROM {SIZES}")
-            seq, total, count = 0, 0, 0
+            seq, total, chars, count = 0, 0, 0, 0
         rows = []
-        for seq, source_id, size in conn.execute(
-            "SELECT seq, id, coalesce(length(CAST(json_extract(body, '$.text') AS BLOB)), 0)"
+        for seq, source_id, size, length in conn.execute(
+            "SELECT seq, id, coalesce(length(CAST(json_extract(body, '$.text') AS BLOB)), 0),"
+            " coalesce(length(json_extract(body, '$.text')), 0)"
             " FROM sources WHERE seq > ? ORDER BY seq",
             (seq,),
         ):
             total += size
+            chars += length
             count += 1
-            rows.append((seq, source_id, total, count))
+            rows.append((seq, source_id, total, chars, count))
         if rows:
-            conn.executemany(f"INSERT INTO {SIZES}(seq, id, total, count) VALUES (?, ?, ?, ?)", rows)
+            conn.executemany(
+                f"INSERT INTO {SIZES}(seq, id, total, chars, count) VALUES (?, ?, ?, ?, ?)", rows
+            )
         return seq, total, count
 
     def status(self):

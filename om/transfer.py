@@ -124,6 +124,7 @@ def _import_into(dest, snapshot, source_store, source_session):
             )
         own = conn.execute("SELECT id, body FROM sources ORDER BY seq").fetchall()
         conn.execute("DELETE FROM sources")
+        dest.forget_sizes()
         conn.executemany("INSERT INTO sources(seq, id, body) VALUES (?, ?, ?)", history)
         conn.executemany(
             "INSERT OR IGNORE INTO sources(id, body) SELECT ?1, ?2"

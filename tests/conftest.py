@@ -104,3 +104,18 @@ def run_read_only(store, *args, session="s1"):
             for f in os.listdir(d):
                 os.chmod(os.path.join(d, f), 0o600)
     return Result(type("P", (), {"returncode": proc.returncode, "stdout": proc.stdout.decode(), "stderr": proc.stderr.decode()}))
+
+
+def make_entry(seq, text, importance="medium", kind="observation"):
+    """An active ledger entry as `view --all` prints it (for the pure renderers)."""
+    return {
+        "seq": seq,
+        "id": ("o-" if kind == "observation" else "r-") + f"{seq:024x}",
+        "kind": kind,
+        "timestamp": "2026-09-06T06:40:53Z",
+        "importance": importance,
+        "text": text,
+        "support": [],
+        "active": True,
+        "retirement": None,
+    }

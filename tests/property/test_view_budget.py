@@ -5,23 +5,13 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_om
+from conftest import make_entry, run_om
 from om.render import VIEW_BUDGET, list_oracle, render_prime, render_view
 
 texts = st.text(min_size=1, max_size=2000).filter(lambda t: t.strip())
 entries = st.lists(
     st.builds(
-        lambda seq, text, importance, kind: {
-            "seq": seq,
-            "id": ("o-" if kind == "observation" else "r-") + f"{seq:024x}",
-            "kind": kind,
-            "timestamp": "2026-09-06T06:40:53Z",
-            "importance": importance,
-            "text": text,
-            "support": [],
-            "active": True,
-            "retirement": None,
-        },
+        lambda seq, text, importance, kind: make_entry(seq, text, importance, kind),
         st.integers(1, 10**9),
         texts,
         st.sampled_from(["low", "medium", "high", "critical"]),

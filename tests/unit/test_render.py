@@ -1,21 +1,7 @@
 """View and prime rendering as pure functions of entries and a budget."""
 
+from conftest import make_entry as entry
 from om.render import VIEW_BUDGET, entry_line, render_prime, render_view
-
-
-def entry(seq, text, importance="medium", kind="observation"):
-    prefix = "o-" if kind == "observation" else "r-"
-    return {
-        "seq": seq,
-        "id": f"{prefix}{seq:024x}",
-        "kind": kind,
-        "timestamp": "2026-09-06T06:40:53Z",
-        "importance": importance,
-        "text": text,
-        "support": [],
-        "active": True,
-        "retirement": None,
-    }
 
 
 def test_embedded_newlines_cannot_start_a_fake_record():
