@@ -365,12 +365,7 @@ class Ledger:
             )
             cursor = _int(meta.get("cursor"))
             count, chars, _ = self.pending_stats()
-            # Id ranges over om_entries_active make both index-only counts (the
-            # unary + keeps the planner off the id index, which would visit rows).
-            observations, reflections = self.conn.execute(
-                "SELECT (SELECT count(*) FROM entries WHERE active = 1 AND +id >= 'o-' AND +id < 'o.'),"
-                " (SELECT count(*) FROM entries WHERE active = 1 AND +id >= 'r-' AND +id < 'r.')"
-            ).fetchone()
+            observations, reflections = self._active_counts()
         status = {
             "session": self.session,
             "database": self.path,
@@ -386,6 +381,19 @@ class Ledger:
             status["imported_from"] = {"store": meta.get("forked_from_store", ""), "session": meta["forked_from"]}
         status["active"] = {"observations": observations, "reflections": reflections}
         return status
+
+    def _active_counts(self):
+        """(active observations, active reflections): two range counts over om_entries_active."""
+        counts = (
+            "SELECT (SELECT count(*) FROM entries {hint} WHERE active = 1 AND {id} >= 'o-' AND {id} < 'o.'),"
+            " (SELECT count(*) FROM entries {hint} WHERE active = 1 AND {id} >= 'r-' AND {id} < 'r.')"
+        )
+        try:
+            return self.conn.execute(counts.format(hint="INDEXED BY om_entries_active", id="id")).fetchone()
+        except sqlite3.OperationalError:
+            # A v1 ledger om has not written to yet has no such index; the unary
+            # + keeps the planner off the id index, which would visit every row.
+            return self.conn.execute(counts.format(hint="", id="+id")).fetchone()
 
     def set_paused(self, paused):
         with self.transaction():
