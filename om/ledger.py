@@ -57,10 +57,9 @@ ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, 
 
 #: Meta keys a fork keeps; every other key is rewritten or dropped.
 FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
-#: Transient Codex adapter state (legacy keys), cleared by fork and import.
-TRANSIENT_KEYS = ("prompt_id", "stop_turn", "stop_prompt", "notified_cursor")
-#: The part of it an import clears: Stop and reminder state. The destination's
-#: own prompt_id stays, since its current turn goes on after the import.
+#: Transient Codex adapter state (legacy keys prompt_id, stop_turn, stop_prompt,
+#: notified_cursor) is dropped by fork. Import clears only the Stop and reminder
+#: part: the destination's prompt_id stays, since its current turn goes on.
 IMPORT_CLEARS = ("stop_turn", "stop_prompt", "notified_cursor")
 #: Prefix of adapter state added by `om` (also transient).
 ADAPTER_PREFIX = "codex_"
@@ -192,9 +191,6 @@ class Ledger:
     def meta_delete(self, *keys):
         for key in keys:
             self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
-
-    def meta_items(self):
-        return dict(self.conn.execute("SELECT key, value FROM meta"))
 
     def cursor(self):
         return _int(self.meta_get("cursor"))

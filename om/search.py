@@ -58,10 +58,6 @@ def fold(text):
     return unicodedata.normalize("NFC", stripped).lower()
 
 
-def _is_cjk(token):
-    return bool(CJK_RUN.fullmatch(token))
-
-
 class Query:
     """A natural-language query as terms: folded, stop words dropped, CJK as character bigrams."""
 
@@ -103,7 +99,6 @@ class Query:
         if self.prefix:
             starred[-1] += "*"
         self.and_expr = " ".join(starred)
-        self.or_expr = " OR ".join(starred)
         self.phrase_expr = None
         if len(words) > 1:
             tail_is_term = not words[-1][1] and words[-1][0] == last

@@ -169,8 +169,8 @@ def set_channel(channel, yes=False, stdin=None, stderr=None):
     channels.write(channel)
     if channel == "stable":
         return (
-            f"om: channel set to stable; you keep your version until a newer stable release ships "
-            f"(`om self update --force` moves back now)\n"
+            "om: channel set to stable; you keep your version until a newer stable release ships "
+            "(`om self update --force` moves back now)\n"
         )
     return f"om: channel set to {channel}; run `om self update` to get its newest release\n"
 
