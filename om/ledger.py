@@ -251,41 +251,48 @@ class Ledger:
         return {"through": through, "sources": sources}
 
     def pending_stats(self):
-        """(count, chars, oldest pending seq or None) of sources after the cursor.
+        """(count, chars, oldest pending seq or None) of sources after the cursor. Never writes."""
+        count, _, chars, oldest = self._pending_totals()
+        return count, chars, oldest
+
+    def _pending_totals(self):
+        """(count, UTF-8 bytes, code points, oldest seq or None) of the sources after the cursor.
 
         Reads the running-size table as far as it is valid and scans only the
-        sources after it, so the cost does not grow with the backlog when the
+        sources after it, so the cost does not grow with the backlog while the
         hooks keep the table current. Never writes: it works read-only.
         """
         cursor = self.cursor()
         oldest = self.conn.execute("SELECT min(seq) FROM sources WHERE seq > ?", (cursor,)).fetchone()[0]
         if oldest is None:
-            return 0, 0, None
-        count = chars = 0
+            return 0, 0, 0, None
+        count = size = chars = 0
         scan_from = cursor
         top = self._sizes_top()
         if top is not None and top[0] > cursor:
             base = self.conn.execute(
-                f"SELECT chars, count FROM {SIZES} WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (cursor,)
-            ).fetchone() or (0, 0)
-            chars, count, scan_from = top[1] - base[0], top[2] - base[1], top[0]
-        more, more_chars = self.conn.execute(
-            "SELECT count(*), coalesce(sum(length(json_extract(body, '$.text'))), 0) FROM sources WHERE seq > ?",
+                f"SELECT total, chars, count FROM {SIZES} WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (cursor,)
+            ).fetchone() or (0, 0, 0)
+            size, chars, count = top[1] - base[0], top[2] - base[1], top[3] - base[2]
+            scan_from = top[0]
+        more, more_size, more_chars = self.conn.execute(
+            "SELECT count(*), coalesce(sum(length(CAST(json_extract(body, '$.text') AS BLOB))), 0),"
+            " coalesce(sum(length(json_extract(body, '$.text'))), 0) FROM sources WHERE seq > ?",
             (scan_from,),
         ).fetchone()
-        return count + more, chars + more_chars, oldest
+        return count + more, size + more_size, chars + more_chars, oldest
 
     def _sizes_top(self):
-        """(seq, chars, count) of the size table's newest row while it still names that source, else None."""
+        """(seq, bytes, chars, count) of the size table's newest row while it still names that source, else None."""
         try:
             top = self.conn.execute(
-                f"SELECT z.seq, z.chars, z.count, s.id IS z.id FROM {SIZES} AS z"
+                f"SELECT z.seq, z.total, z.chars, z.count, s.id IS z.id FROM {SIZES} AS z"
                 " LEFT JOIN sources AS s ON s.seq = z.seq ORDER BY z.seq DESC LIMIT 1"
             ).fetchone()
         except sqlite3.OperationalError:
             return None
         # A newest row that names another source means `sources` was rewritten (an import).
-        return top[:3] if top is not None and top[3] else None
+        return top[:4] if top is not None and top[4] else None
 
     def forget_sizes(self):
         """Drop the running sizes (inside a write transaction that rewrites `sources`)."""
@@ -299,13 +306,9 @@ class Ledger:
         write transaction: it first brings the derived size table up to date
         (see `_catch_up_sizes`), so its cost does not grow with the backlog.
         """
-        cursor = self.cursor()
-        last, total, count = self._catch_up_sizes()
-        base = self.conn.execute(
-            f"SELECT total, count FROM {SIZES} WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (cursor,)
-        ).fetchone() or (0, 0)
-        oldest = self.conn.execute("SELECT min(seq) FROM sources WHERE seq > ?", (cursor,)).fetchone()[0]
-        return count - base[1], total - base[0], oldest, last
+        last = self._catch_up_sizes()
+        count, size, _, oldest = self._pending_totals()
+        return count, size, oldest, last
 
     def _catch_up_sizes(self):
         """Extend the derived table of running source sizes to the newest source.
@@ -316,8 +319,7 @@ class Ledger:
         seq, so rows written by anyone (om's captures, v1 peers) are caught up
         by seq, usually one row per event. An import rewrites `sources`
         wholesale; the newest row then no longer names the same source, and the
-        table is rebuilt. Returns (seq, total bytes, count) of the newest row,
-        or zeros.
+        table is rebuilt. Returns the seq of the newest row (0 when none).
         """
         conn = self.conn
         conn.execute(
@@ -349,7 +351,7 @@ class Ledger:
             conn.executemany(
                 f"INSERT INTO {SIZES}(seq, id, total, chars, count) VALUES (?, ?, ?, ?, ?)", rows
             )
-        return seq, total, count
+        return seq
 
     def status(self):
         with self.reading():

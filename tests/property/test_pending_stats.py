@@ -50,3 +50,9 @@ def test_pending_stats_match_a_scan_whatever_was_caught_up(tmp_path_factory, ops
                 through = max(ledger.cursor(), min(arg, latest))
                 ledger.apply({"through": through, "observations": [], "reflections": [], "retire": []})
             assert ledger.pending_stats() == scanned(ledger)
+            pending_bytes = ledger.conn.execute(
+                "SELECT coalesce(sum(length(CAST(json_extract(body, '$.text') AS BLOB))), 0)"
+                " FROM sources WHERE seq > ?",
+                (ledger.cursor(),),
+            ).fetchone()[0]
+            assert ledger._pending_totals()[1] == pending_bytes  # what the hook's checkpoint policy reads
