@@ -40,7 +40,7 @@ def test_stop_prompt_holds_the_exact_text_of_the_last_continuation(hook):
 
 def test_a_stop_without_a_turn_id_keys_the_reply_by_the_last_prompts_source_id(hook):
     hook(hook.prompt("a prompt", turn="t-1"))
-    prompt_source = hook.meta("prompt_id")
+    prompt_source = hook.sources()[0]["id"]
     hook(hook.stop("the reply", turn=None))
     reply = hook.sources()[-1]
     same = hook.om("capture", input=json.dumps({"kind": "assistant", "text": "the reply", "key": prompt_source}))
