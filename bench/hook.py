@@ -1,9 +1,12 @@
 """Wall time of the hook commands of both clients, as a ratio to a bare interpreter start.
 
 Codex: the command exactly as the plugin's hooks/hooks.json registers it (through
-`sh -c`, with ${PLUGIN_ROOT} substituted and PLUGIN_DATA set, as Codex does).
-Claude Code: the runtime's direct form `python3 -I -S plugin/bin/om --store S hook
---client claude` (`claude_command` below), with Claude Code 2.1.332 payload shapes.
+`sh -c`, with the plugin root substituted and PLUGIN_DATA set, as Codex does).
+Claude Code, with Claude Code 2.1.332 payload shapes: the same registered command
+with only CLAUDE_PLUGIN_ROOT/CLAUDE_PLUGIN_DATA set, as Claude Code runs plugin
+hooks, once hooks.json serves Claude Code (it names ${CLAUDE_PLUGIN_ROOT});
+before that the runtime's direct form `python3 -I -S plugin/bin/om --store S hook
+--client claude`. The output says which form was measured.
 Each for UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources,
 interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run.
 Prints the median and p95 of each and their ratio to the baseline's median.
@@ -60,7 +63,16 @@ def claude_events(i):
     }
 
 
-def claude_command(python, store):
+def registered_argv(registered, name):
+    command = registered[name][0]["hooks"][0]["command"]
+    plugin = os.path.join(ROOT, "plugin")
+    return ["/bin/sh", "-c", command.replace("${CLAUDE_PLUGIN_ROOT}", plugin).replace("${PLUGIN_ROOT}", plugin)]
+
+
+def claude_argv(registered, name, python, store):
+    """Claude Code's hook command: the registered one when the plugin serves Claude Code, else the direct form."""
+    if "${CLAUDE_PLUGIN_ROOT}" in registered[name][0]["hooks"][0]["command"]:
+        return registered_argv(registered, name)
     return [python, "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"), "--store", store, "hook", "--client", "claude"]
 
 
@@ -102,6 +114,8 @@ def main():
     baseline_argv = [python, "-I", "-S", "-c", "pass"]
     print(f"interpreter: {python}")
     print(f"baseline: {' '.join(baseline_argv)}")
+    print(f"codex:  {' '.join(registered_argv(registered, 'Stop'))}")
+    print(f"claude: {' '.join(claude_argv(registered, 'Stop', python, 'STORE'))}")
     with tempfile.TemporaryDirectory() as tmp:
         results = {}
         for label, pending in (("10,000 sources, 10 pending", 10), ("10,000 sources, all pending", SOURCES)):
@@ -109,8 +123,11 @@ def main():
             build_ledger(store, pending)
             with open(os.path.join(store, ".om-python"), "w") as fh:
                 fh.write(python + "\n")
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-            env.update(PLUGIN_ROOT=os.path.join(ROOT, "plugin"), PLUGIN_DATA=store)
+            plugin = os.path.join(ROOT, "plugin")
+            clean = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
+            # Codex sets both spellings for plugin hooks; Claude Code only its own.
+            env = dict(clean, PLUGIN_ROOT=plugin, PLUGIN_DATA=store, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
+            claude_env = dict(clean, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
             names = ("UserPromptSubmit", "PostToolUse", "Stop")
             base, hooks = [], {f"{client} {name}": [] for client in ("codex", "claude") for name in names}
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
@@ -125,12 +142,12 @@ def main():
                 hooks["sqlite insert floor"].append(timed(floor_argv))
                 payloads, claude = events(i), claude_events(i)
                 for name in names:
-                    command = registered[name][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", os.path.join(ROOT, "plugin"))
                     payload = json.dumps(payloads[name]).encode()
-                    hooks[f"codex {name}"].append(timed(["/bin/sh", "-c", command], payload, env))
+                    hooks[f"codex {name}"].append(timed(registered_argv(registered, name), payload, env))
                     base.append(timed(baseline_argv))
                     payload = json.dumps(claude[name]).encode()
-                    hooks[f"claude {name}"].append(timed(claude_command(python, store), payload, env))
+                    hooks[f"claude {name}"].append(timed(claude_argv(registered, name, python, store), payload,
+                                                         claude_env))
                     base.append(timed(baseline_argv))
             results[label] = (base, hooks)
         store = os.path.join(tmp, "store-10")
