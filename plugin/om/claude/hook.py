@@ -27,7 +27,7 @@ and the cadence are shared with every client (om.adapter). Facts this rests on
 """
 
 from om.adapter import operations
-from om.adapter import Profile
+from om.adapter.profile import Profile
 
 
 class _Claude(Profile):

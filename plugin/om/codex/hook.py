@@ -14,7 +14,7 @@ cadence are shared with every client (om.adapter). Invariants of this client:
 """
 
 from om.adapter import operations
-from om.adapter import Profile
+from om.adapter.profile import Profile
 
 
 class _Codex(Profile):
