@@ -152,7 +152,7 @@ def test_a_resume_prefix_resumes_capture_with_that_prompt_stored_without_the_pre
     hook(hook.tool("cat secrets", call="call-private", turn="t-1"))
     hook(hook.prompt("still private", turn="t-2"))
     response = hook(hook.prompt("  [om:resume]  carry on with the parser", turn="t-3"))
-    assert "resumed" in hook.context(response)
+    assert "resumed" in hook.context(response) and "was recorded" in hook.context(response)
     assert hook.om("status")["paused"] is False
     hook(hook.stop("parser done", turn="t-3"))
     assert hook.texts() == ["carry on with the parser", "parser done"]
@@ -166,5 +166,6 @@ def test_a_resume_prefix_while_capturing_only_drops_the_prefix(hook):
 
 def test_a_bare_resume_prefix_resumes_and_captures_nothing(hook):
     hook(hook.prompt("[om:pause]", turn="t-1"))
-    assert "resumed" in hook.context(hook(hook.prompt("[om:resume]", turn="t-2")))
+    text = hook.context(hook(hook.prompt("[om:resume]", turn="t-2")))
+    assert "resumed" in text and "recorded" not in text
     assert hook.sources() == [] and hook.om("status")["paused"] is False
