@@ -18,21 +18,26 @@ Invariants:
 
 
 def covered(conn, table, v1_table):
-    """`(seq, row)` of `table`'s newest row while it still names that v1 row; `(0, None)` when empty.
+    """`(seq, newest row)` of a derived `table` with one row per v1 row, `(0, None)` when empty.
 
-    None when the table is missing (`sqlite3.OperationalError` is left to the
-    caller) is not possible here: callers create the table first or catch the
-    error. Returns False when the newest row names another id: a rewrite.
+    False when the newest row's seq no longer names the same id in `v1_table`:
+    the v1 table was rewritten and `table` must be rebuilt. A missing table
+    raises sqlite3.OperationalError (the caller creates it or reads around it).
     """
-    top = conn.execute(
-        f"SELECT z.*, v.id IS z.id FROM {table} AS z LEFT JOIN {v1_table} AS v ON v.seq = z.seq"
-        " ORDER BY z.seq DESC LIMIT 1"
-    ).fetchone()
+    top = conn.execute(f"SELECT * FROM {table} ORDER BY seq DESC LIMIT 1").fetchone()
     if top is None:
         return 0, None
-    if not top[-1]:
+    if not names(conn, v1_table, top[0], top[1]):
         return False
-    return top[0], top[:-1]
+    return top[0], top
+
+
+def names(conn, v1_table, seq, row_id):
+    """True when `seq` in `v1_table` is still the row `row_id` (seq 0: nothing to name, true)."""
+    if not seq:
+        return True
+    row = conn.execute(f"SELECT id FROM {v1_table} WHERE seq = ?", (seq,)).fetchone()
+    return row is not None and row[0] == row_id
 
 
 def invalidate_all(conn):

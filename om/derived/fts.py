@@ -16,15 +16,17 @@ Invariants:
   memories and evidence are comparable), split by rowid range (so a search of
   memories alone never scores evidence).
 - Catch-up goes by seq in chunks, each its own short write transaction, so a
-  capture from a hook waits for at most one chunk.
+  capture from a hook waits for at most one chunk. It follows om/derived's
+  protocol (`NAME`, `catch_up`, `invalidate`) and its rewrite rule: the
+  indexed prefix of each v1 table must still end in the same row.
 """
 
 import re
 
-try:
-    import _sqlite3 as sqlite3
-except ImportError:  # pragma: no cover
-    import sqlite3
+from om.derived import names
+from om.sqlite import Transaction, load
+
+sqlite3 = load()
 
 #: Changing tokenizing or row identity changes this; a different value means rebuild.
 FORMAT = "1;unicode61 remove_diacritics 2;cjk-chars;entry-base-40"
@@ -33,6 +35,7 @@ CHUNK = 2000
 MEMBERS_CHUNK = 500
 TABLE = "om_fts"
 STATE = "om_fts_state"
+NAME = TABLE
 
 # Scripts written without spaces between words. unicode61 would keep a whole
 # run as one token; indexing each character as a token lets a query word match
@@ -85,12 +88,8 @@ def is_consistent(conn, state):
     for table in ("sources", "entries"):
         seq, count, last_id = state[table + "_seq"], state[table + "_count"], state[table + "_id"]
         have = conn.execute(f"SELECT count(*) FROM {table} WHERE seq <= ?", (seq,)).fetchone()[0]
-        if have != count:
+        if have != count or not names(conn, table, seq, last_id):
             return False
-        if seq:
-            row = conn.execute(f"SELECT id FROM {table} WHERE seq = ?", (seq,)).fetchone()
-            if row is None or row[0] != last_id:
-                return False
     return True
 
 
@@ -149,6 +148,23 @@ def create(conn):
 
 
 def catch_up(conn, chunk=CHUNK):
+    """Make the index current: (re)create it when missing, stale in format or rewritten, then extend it.
+
+    Raises sqlite3.Error when it cannot (a read-only ledger, a damaged index).
+    """
+    state = read_state(conn)
+    if state is None or not is_consistent(conn, state):
+        if index_exists(conn):
+            drop(conn)
+        create(conn)
+    return extend(conn, chunk)
+
+
+def invalidate(conn):
+    drop(conn)
+
+
+def extend(conn, chunk=CHUNK):
     """Index rows added since the last search; returns how many were indexed."""
     _register(conn)
     done = 0
@@ -255,27 +271,6 @@ def _register(conn):
     conn.create_function("om_spread_cjk", 1, spread_cjk, deterministic=True)
 
 
-class _write:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK; joins a transaction already open."""
-
-    def __init__(self, conn):
-        self.conn = conn
-        self.outer = False
-
-    def __enter__(self):
-        self.outer = self.conn.in_transaction
-        if not self.outer:
-            self.conn.execute("BEGIN IMMEDIATE")
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if self.outer:
-            return False
-        if exc_type is None:
-            self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:
-            try:
-                self.conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-        return False
+def _write(conn):
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK; joins a transaction already open; SQLite errors pass through."""
+    return Transaction(conn, "IMMEDIATE", raw=True)
