@@ -408,7 +408,7 @@ class Ledger:
         scan_from = cursor
         from om.derived import sizes
 
-        top = sizes.valid_top(self.conn, sqlite3.OperationalError)
+        top = sizes.valid_top(self.conn)
         if top is not None and top[0] > cursor:
             base = sizes.totals_through(self.conn, cursor)
             size, chars, count = top[1] - base[0], top[2] - base[1], top[3] - base[2]
@@ -534,7 +534,7 @@ class Ledger:
     def _view_order_current(self):
         from om.derived import view_order
 
-        return view_order.is_current(self.conn, sqlite3.OperationalError)
+        return view_order.is_current(self.conn)
 
     def _extend_view_order(self):
         """Add order rows for entries above the table's highest seq (inside a write transaction)."""

@@ -13,6 +13,7 @@ Invariants:
 """
 
 from om.derived import covered
+from om.sqlite import load
 
 NAME = "om_source_sizes_v1"
 
@@ -49,11 +50,11 @@ def invalidate(conn):
     conn.execute(f"DROP TABLE IF EXISTS {NAME}")
 
 
-def valid_top(conn, operational_error):
+def valid_top(conn):
     """(seq, bytes, chars, count) of the newest row while it is valid, else None. Never writes."""
     try:
         top = covered(conn, NAME, "sources")
-    except operational_error:
+    except load().OperationalError:
         return None  # no table yet
     if not top or top[1] is None:
         return None

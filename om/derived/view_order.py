@@ -13,6 +13,7 @@ Invariants:
 """
 
 from om.derived import covered
+from om.sqlite import load
 
 NAME = "om_view_order_v1"
 #: An index, not a change of the v1 table: SQLite maintains it for every writer,
@@ -20,11 +21,11 @@ NAME = "om_view_order_v1"
 ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, id)"
 
 
-def is_current(conn, operational_error):
+def is_current(conn):
     """True when the table covers every entry (and no rewrite happened). Never writes."""
     try:
         top = covered(conn, NAME, "entries")
-    except operational_error:
+    except load().OperationalError:
         return False
     if top is False:
         return False
