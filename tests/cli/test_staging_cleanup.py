@@ -67,7 +67,7 @@ def test_a_staging_folder_left_by_a_killed_fork_is_removed_by_the_next_fork_impo
 ):
     store = tmp_path / "store"
     (left,) = _fork_killed_while_staging(template, store)
-    assert left.startswith(f".om-tmp-")
+    assert left.startswith(".om-tmp-")
     if command == "fork":
         r = run_om("--store", store, "--session", "s1", "fork", "--to-session", "next")
     elif command == "import":

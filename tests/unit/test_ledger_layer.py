@@ -13,7 +13,12 @@ from conftest import ROOT
 PACKAGE = ROOT / "plugin" / "om"
 SQLITE_MODULES = {"sqlite3", "_sqlite3"}
 LEDGER_LAYER = {"plugin/om/sqlite.py"}
-STORAGE = ["plugin/om/sqlite.py", "plugin/om/ledger.py", "plugin/om/store.py", *(f"plugin/om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py"))]
+STORAGE = [
+    "plugin/om/sqlite.py",
+    "plugin/om/ledger.py",
+    "plugin/om/store.py",
+    *(f"plugin/om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py")),
+]
 PRESENTATION_AND_ADAPTERS = ("om.render", "om.views", "om.codex", "om.mcp", "om.cli", "om.doctor")
 
 
