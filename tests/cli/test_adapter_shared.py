@@ -64,6 +64,28 @@ def test_the_adapters_own_state_lives_under_its_client_prefix(hook):
     assert hook.meta(f"{other}_turn_ends") is None
 
 
+def test_every_meta_key_the_hook_writes_is_declared_by_its_adapter_state(hook):
+    import importlib
+    import sqlite3
+
+    hook(hook.start())
+    hook(hook.prompt("a prompt", turn="t-1"))
+    hook(hook.tool("cat big", response="x" * 200, call="call-9", turn="t-1"), env={"OM_CHECKPOINT_BYTES": "100"})
+    hook(hook.stop("a reply", turn="t-1"), env=TURN_EVERY)
+    hook(hook.prompt("another prompt", turn="t-2"))
+    hook(hook.stop("another reply", turn=None), env=TURN_EVERY)
+    (path,) = hook.store.glob("session-*/memory.sqlite3")
+    db = sqlite3.connect(path)
+    keys = {key for (key,) in db.execute("SELECT key FROM meta")}
+    db.close()
+    state = importlib.import_module(f"om.{hook.client}.state").STATE
+    # v1's core keys, and om's own records (om_*), belong to no adapter.
+    adapter_keys = {k for k in keys - {"session", "version", "cursor", "paused", "last_checkpoint_at"}
+                    if not k.startswith("om_")}
+    undeclared = {k for k in adapter_keys if k not in state.legacy and not k.startswith(state.prefix)}
+    assert adapter_keys and undeclared == set()
+
+
 # -- om's own continuation is never evidence -------------------------------------------------
 
 
