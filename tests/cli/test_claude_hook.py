@@ -201,3 +201,13 @@ def test_receipts_of_claude_events_are_kept_apart_from_codex_receipts(hook):
         receipt = json.loads((hook.store / "receipts" / "claude" / f"{event}.json").read_text())
         assert receipt["client"] == "claude" and receipt["outcome"] == "ok" and receipt["runs"] == 1
         assert not (hook.store / "receipts" / f"{event}.json").exists()
+
+
+@pytest.mark.parametrize("args", [["hook", "--client", "claude", "--bogus"], ["hook", "--client", "claude"]])
+def test_only_command_line_errors_make_the_claude_hook_exit_nonzero_and_never_with_2(tmp_path, args):
+    from conftest import run_om
+
+    store = [] if args == ["hook", "--client", "claude"] else ["--store", tmp_path / "store"]
+    result = run_om(*store, *args, input=json.dumps(recorded("Stop")))
+    assert result.returncode == 64, result
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
