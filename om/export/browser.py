@@ -47,12 +47,13 @@ h3{font-size:.8rem;text-transform:uppercase;letter-spacing:.08em;color:var(--mut
 .bar{position:sticky;top:0;z-index:5;background:color-mix(in srgb,var(--bg) 88%,transparent);
 backdrop-filter:blur(6px);border-bottom:1px solid var(--line);padding:.6rem 0}
 .bar .wrap{display:flex;flex-wrap:wrap;gap:.5rem .9rem;align-items:center}
-.bar input[type=search]{flex:1 1 14rem;padding:.45rem .7rem;border:1px solid var(--line);border-radius:.5rem;
+.bar input[type=search]{flex:1 1 12rem;padding:.45rem .7rem;border:1px solid var(--line);border-radius:.5rem;
 background:var(--card);color:var(--ink);font:inherit}
 .bar select{padding:.4rem .5rem;border:1px solid var(--line);border-radius:.5rem;background:var(--card);
 color:var(--ink);font:inherit}
 .bar label{font-size:.88rem;color:var(--muted);display:inline-flex;gap:.25rem;align-items:center}
-#shown{font-size:.85rem;color:var(--muted);margin-left:auto}
+#shown{font-size:.85rem;color:var(--muted);margin-left:auto;white-space:nowrap}
+.imps{display:inline-flex;gap:.55rem}
 .entry{background:var(--card);border:1px solid var(--line);border-left:4px solid var(--med);border-radius:.6rem;
 padding:.75rem 1rem .7rem;margin:.55rem 0;transition:background .4s}
 .entry[data-importance=critical]{border-left-color:var(--crit)}
@@ -61,7 +62,6 @@ padding:.75rem 1rem .7rem;margin:.55rem 0;transition:background .4s}
 .entry[data-kind=reflection]{border-left-color:var(--refl)}
 .entry[data-state=retired]{opacity:.72;border-left-style:dashed}
 .entry .text{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0 .45rem;font-size:1rem}
-.entry[data-state=retired] .text{text-decoration:line-through;text-decoration-color:var(--muted)}
 .head{display:flex;flex-wrap:wrap;gap:.3rem .6rem;align-items:center;font-size:.8rem;color:var(--muted)}
 .id{font-size:.78rem;color:var(--muted)}
 .pill{display:inline-block;border-radius:999px;padding:.05rem .55rem;font-size:.72rem;font-weight:600;
@@ -88,7 +88,7 @@ table.index th,table.index td{text-align:left;padding:.45rem .7rem;border-bottom
 table.index th{font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;color:var(--muted)}
 table.index td.n{text-align:right;font-variant-numeric:tabular-nums}
 .unknown{color:var(--muted);font-style:italic}
-section.session{border-top:1px solid var(--line);margin-top:2rem}
+section.session+section.session{border-top:1px solid var(--line);margin-top:2.5rem}
 #none{color:var(--muted);font-style:italic}
 footer{color:var(--muted);font-size:.8rem;padding:2.5rem 0 3rem}
 """.strip()
@@ -244,7 +244,10 @@ def _header(snapshots, all_sessions):
             '<header class="page wrap"><h1>Observational memory <small>every session in the store</small></h1>'
             f'<div class="meta"><span>{line}</span></div></header>\n'
         )
-    return '<header class="page wrap"><h1>Observational memory <small>one session</small></h1></header>\n'
+    return (
+        f'<header class="page wrap"><h1>Observational memory <small>{_e(snapshots[0]["session"])}</small></h1>'
+        "</header>\n"
+    )
 
 
 def _toolbar():
@@ -258,7 +261,7 @@ def _toolbar():
         '<option value="observation">Observations</option><option value="reflection">Reflections</option></select>'
         '<select id="state" aria-label="State"><option value="active" selected>Active</option>'
         '<option value="retired">Retired</option><option value="all">Active and retired</option></select>'
-        f'{boxes}<span id="shown"></span></div></nav>\n'
+        f'<span class="imps">{boxes}</span><span id="shown"></span></div></nav>\n'
     )
 
 
@@ -291,8 +294,9 @@ def _session(s, prefix, texts, all_sessions):
     chain = links(s)
     by_id = {e["id"]: e for e in s["entries"]}
     out = [f'<section class="session" id="{prefix}">\n']
-    heading = "h2" if all_sessions else "h1"
-    out.append(f'<{heading}>Session <code>{_e(s["session"])}</code></{heading}>\n<div class="meta">')
+    if all_sessions:
+        out.append(f'<h2>Session <code>{_e(s["session"])}</code></h2>\n')
+    out.append('<div class="meta">')
     facts = [
         f"<span>Project {_project(s)}</span>",
         f"<span><b>{c['observations']:,}</b> observations · <b>{c['reflections']:,}</b> reflections ·"
