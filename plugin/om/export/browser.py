@@ -36,26 +36,26 @@ body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.55 system-ui,-ap
 "Helvetica Neue",Arial,sans-serif}
 a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 code,.id,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
-header.page{padding:1.6rem 0 1rem}
+header.page{padding-top:1.6rem;padding-bottom:.6rem}
 .wrap{max-width:60rem;margin:0 auto;padding:0 1.25rem}
 h1{font-size:1.55rem;margin:0 0 .25rem;letter-spacing:-.01em}
 h1 small{font-weight:500;color:var(--muted);font-size:1rem}
 h2{font-size:1.2rem;margin:2rem 0 .6rem}
-h3{font-size:.8rem;text-transform:uppercase;letter-spacing:.08em;color:var(--muted);margin:1.6rem 0 .5rem}
-.meta{color:var(--muted);font-size:.9rem;display:flex;flex-wrap:wrap;gap:.3rem 1.1rem;margin:.35rem 0}
+h3{font-size:.78rem;text-transform:uppercase;letter-spacing:.08em;color:var(--muted);margin:1.3rem 0 .4rem}
+.meta{color:var(--muted);font-size:.9rem;display:flex;flex-wrap:wrap;gap:.3rem 1.1rem;margin:.9rem 0 .35rem}
 .meta b{color:var(--ink);font-weight:600}
 .bar{position:sticky;top:0;z-index:5;background:color-mix(in srgb,var(--bg) 88%,transparent);
 backdrop-filter:blur(6px);border-bottom:1px solid var(--line);padding:.6rem 0}
 .bar .wrap{display:flex;flex-wrap:wrap;gap:.5rem .9rem;align-items:center}
 .bar input[type=search]{flex:1 1 12rem;padding:.45rem .7rem;border:1px solid var(--line);border-radius:.5rem;
 background:var(--card);color:var(--ink);font:inherit}
-.bar select{padding:.4rem .5rem;border:1px solid var(--line);border-radius:.5rem;background:var(--card);
+.bar select{flex:0 0 auto;padding:.4rem .5rem;border:1px solid var(--line);border-radius:.5rem;background:var(--card);
 color:var(--ink);font:inherit}
 .bar label{font-size:.88rem;color:var(--muted);display:inline-flex;gap:.25rem;align-items:center}
 #shown{font-size:.85rem;color:var(--muted);margin-left:auto;white-space:nowrap}
 .imps{display:inline-flex;gap:.55rem}
 .entry{background:var(--card);border:1px solid var(--line);border-left:4px solid var(--med);border-radius:.6rem;
-padding:.75rem 1rem .7rem;margin:.55rem 0;transition:background .4s}
+padding:.65rem 1rem .6rem;margin:.5rem 0;transition:background .4s;box-shadow:0 1px 2px rgba(16,24,40,.04)}
 .entry[data-importance=critical]{border-left-color:var(--crit)}
 .entry[data-importance=high]{border-left-color:var(--high)}
 .entry[data-importance=low]{border-left-color:var(--low)}
@@ -193,6 +193,16 @@ def _e(value):
     return escape(str(value), quote=True)
 
 
+def _when(stamp):
+    """A v1 timestamp as people read it (the exact value stays in the title); anything else as is."""
+    if not stamp:
+        return "never"
+    text = str(stamp)
+    if len(text) == 20 and text[10] == "T" and text.endswith("Z"):
+        return f'<time datetime="{_e(text)}" title="{_e(text)}">{_e(text[:10])} {_e(text[11:16])} UTC</time>'
+    return _e(text)
+
+
 def render_html(snapshots, all_sessions):
     texts = {}
     body = []
@@ -256,11 +266,11 @@ def _toolbar():
     )
     return (
         '<nav class="bar" aria-label="Filters"><div class="wrap">'
-        '<input type="search" id="q" placeholder="Filter memory by words or id  ( / )" aria-label="Text filter">'
+        '<input type="search" id="q" placeholder="Filter by words or id" aria-label="Text filter">'
         '<select id="kind" aria-label="Kind"><option value="all">All kinds</option>'
         '<option value="observation">Observations</option><option value="reflection">Reflections</option></select>'
         '<select id="state" aria-label="State"><option value="active" selected>Active</option>'
-        '<option value="retired">Retired</option><option value="all">Active and retired</option></select>'
+        '<option value="retired">Retired</option><option value="all">All states</option></select>'
         f'<span class="imps">{boxes}</span><span id="shown"></span></div></nav>\n'
     )
 
@@ -279,7 +289,7 @@ def _index(snapshots):
             f'<tr><td><a href="#S{n}">{_e(s["session"])}</a></td><td>{_project(s)}</td>'
             f'<td class="n">{c["observations"]:,}</td><td class="n">{c["reflections"]:,}</td>'
             f'<td class="n">{c["retired"]:,}</td><td class="n">{c["sources"]:,}</td>'
-            f'<td>{_e(s["last_activity"] or "none")}</td></tr>'
+            f'<td>{_when(s["last_activity"])}</td></tr>'
         )
     return (
         '<h2 id="sessions">Sessions</h2>\n<table class="index"><thead><tr><th>Session</th><th>Project</th>'
@@ -302,8 +312,8 @@ def _session(s, prefix, texts, all_sessions):
         f"<span><b>{c['observations']:,}</b> observations · <b>{c['reflections']:,}</b> reflections ·"
         f" <b>{c['retired']:,}</b> retired · <b>{c['sources']:,}</b> sources</span>",
         f"<span>checkpointed through source <b>{_e(meta['cursor'])}</b></span>",
-        f"<span>last checkpoint {_e(meta['last_checkpoint_at'] or 'never')}</span>",
-        f"<span>last activity {_e(s['last_activity'] or 'none')}</span>",
+        f"<span>last checkpoint {_when(meta['last_checkpoint_at'])}</span>",
+        f"<span>last activity {_when(s['last_activity'])}</span>",
     ]
     if meta["paused"]:
         facts.append("<span><b>capture paused</b></span>")
@@ -377,7 +387,7 @@ def _entry(e, prefix, by_id, chain):
     return (
         f'<article class="entry"{attrs} data-id="{_e(eid)}" data-kind="{kind}" data-state="{state}"'
         f' data-importance="{_e(e["importance"])}">'
-        f'<div class="head">{"".join(pills)}<span class="id">{_e(eid)}</span><span>{_e(e["timestamp"])}</span></div>'
+        f'<div class="head">{"".join(pills)}<span class="id">{_e(eid)}</span><span>{_when(e["timestamp"])}</span></div>'
         f'<div class="text">{_e(e["text"])}</div>{reason}'
         f'<div class="rel">{"".join(f"<span>{r}</span>" for r in rel)}</div></article>\n'
     )
@@ -392,6 +402,6 @@ def _source(src, prefix, texts, chain):
     cited = f"<span>cited by {_links(prefix, by)}</span>" if by else ""
     return (
         f'<details class="src" id="{anchor}"><summary><span class="pill kind">{_e(src["kind"])}</span>'
-        f'<span class="id">{_e(sid)}</span><span>#{int(src["seq"])}</span><span>{_e(src["timestamp"])}</span>'
+        f'<span class="id">{_e(sid)}</span><span>#{int(src["seq"])}</span><span>{_when(src["timestamp"])}</span>'
         f'<span>{len(src["text"]):,} chars</span>{trunc}{cited}</summary><pre></pre></details>\n'
     )
