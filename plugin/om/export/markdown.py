@@ -94,7 +94,7 @@ def _session(s, h):
     observations = [e for e in active if e["kind"] == "observation"]
     out.append(f"\n{h}# Active memory\n\n")
     if not active:
-        out.append("No active memory yet.\n")
+        out.append("No active memory yet.\n\n")
     if reflections:
         out.append(f"{h}## Reflections\n\n")
         for e in reflections:
