@@ -116,3 +116,29 @@ def test_stored_markup_in_a_source_stays_text_when_it_is_expanded(fresh):
     assert browser.js("window.__pwned === undefined && document.scripts.length === 2")
     assert browser.js(f"!!document.querySelector('#{long_source} .pill.trunc')")
     assert not browser.js(f"!!document.querySelector('#{hostile_source} .pill.trunc')")
+
+
+def test_the_store_index_lists_each_session_and_leads_to_it(tmp_path):
+    store = tmp_path / "store"
+    first, second = build(store, session="alpha"), build(store, session="beta")
+    path = tmp_path / "store.html"
+    r = run_om("--store", store, "export", "--format", "html", "--all-sessions", "--out", path)
+    assert r.returncode == 0, r
+    with Browser() as browser:
+        browser.open(path)
+        rows = browser.js("[...document.querySelectorAll('table.index tbody tr')]"
+                          ".map(tr => [...tr.cells].map(td => td.textContent))")
+        assert sorted(row[0] for row in rows) == ["alpha", "beta"]
+        assert all(row[1] == "unknown" and row[2:6] == ["4", "1", "1", "8"] for row in rows)
+        assert browser.js("document.getElementById('shown').textContent") == "10 of 12 entries"
+        click(browser, "table.index tbody tr:last-child a")
+        target = browser.js("location.hash")
+        assert target in ("#S1", "#S2")
+        name = browser.js(f"document.querySelector('{target} h2 code').textContent")
+        assert name == rows[-1][0]
+        # Links stay inside their own session even though both sessions hold the same ids.
+        prefix = target[1:]
+        ids = first if name == "alpha" else second
+        click(browser, f"#{prefix}-{ids['db']} a[href='#{prefix}-{ids['sources'][2]}']")
+        browser.wait_for(f"document.getElementById('{prefix}-{ids['sources'][2]}').open")
+        assert browser.js("document.scripts.length") == 2 and browser.js("window.__pwned === undefined")

@@ -88,6 +88,7 @@ table.index th,table.index td{text-align:left;padding:.45rem .7rem;border-bottom
 table.index th{font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;color:var(--muted)}
 table.index td.n{text-align:right;font-variant-numeric:tabular-nums}
 .unknown{color:var(--muted);font-style:italic}
+h2 a.up{font-size:.8rem;font-weight:500;margin-left:.6rem}
 section.session+section.session{border-top:1px solid var(--line);margin-top:2.5rem}
 #none{color:var(--muted);font-style:italic}
 footer{color:var(--muted);font-size:.8rem;padding:2.5rem 0 3rem}
@@ -305,7 +306,7 @@ def _session(s, prefix, texts, all_sessions):
     by_id = {e["id"]: e for e in s["entries"]}
     out = [f'<section class="session" id="{prefix}">\n']
     if all_sessions:
-        out.append(f'<h2>Session <code>{_e(s["session"])}</code></h2>\n')
+        out.append(f'<h2>Session <code>{_e(s["session"])}</code> <a class="up" href="#sessions">all sessions</a></h2>\n')
     out.append('<div class="meta">')
     facts = [
         f"<span>Project {_project(s)}</span>",
