@@ -86,7 +86,7 @@ table.index{width:100%;border-collapse:collapse;background:var(--card);border:1p
 border-radius:.6rem;overflow:hidden;font-size:.9rem}
 table.index th,table.index td{text-align:left;padding:.45rem .7rem;border-bottom:1px solid var(--line)}
 table.index th{font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;color:var(--muted)}
-table.index td.n{text-align:right;font-variant-numeric:tabular-nums}
+table.index .n{text-align:right;font-variant-numeric:tabular-nums}
 .unknown{color:var(--muted);font-style:italic}
 h2 a.up{font-size:.8rem;font-weight:500;margin-left:.6rem}
 section.session+section.session{border-top:1px solid var(--line);margin-top:2.5rem}
@@ -294,7 +294,8 @@ def _index(snapshots):
         )
     return (
         '<h2 id="sessions">Sessions</h2>\n<table class="index"><thead><tr><th>Session</th><th>Project</th>'
-        "<th>Observations</th><th>Reflections</th><th>Retired</th><th>Sources</th><th>Last activity</th>"
+        '<th class="n">Observations</th><th class="n">Reflections</th><th class="n">Retired</th>'
+        '<th class="n">Sources</th><th>Last activity</th>'
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
     )
 
