@@ -52,7 +52,7 @@ def snapshots(draw):
         entries[0]["active"] = False
         entries[0]["retirement"] = {"id": entries[0]["id"], "reason": draw(TEXT), "replacement_ids": [hexid("o", 2)]}
     session = {
-        "session": draw(TEXT), "project": draw(st.none() | TEXT), "database": "",
+        "session": draw(TEXT), "project": draw(st.none() | TEXT),
         "meta": {"cursor": n_sources, "paused": draw(st.booleans()), "last_checkpoint_at": "2026-09-06T06:41:00Z",
                  "imported_from": draw(st.none() | st.fixed_dictionaries({"store": TEXT, "session": TEXT}))},
         "last_activity": "2026-09-06T06:41:00Z", "sources": sources, "entries": entries,

@@ -12,7 +12,7 @@ Invariants:
 import os
 
 from om.errors import NotFound, StoreError
-from om.ledger import Ledger, _entry, _source, connect, sqlite3
+from om.ledger import Ledger
 from om.store import DB_NAME, database_path, resolve_store, validate_session
 
 #: The meta key in which a session's project is recorded. Sessions without it
@@ -46,25 +46,13 @@ def read_all(store):
 
 
 def _read(store, path, session):
-    ledger = Ledger(connect(path, readonly=True), store, session, path)
-    with ledger:
-        try:
-            with ledger.reading():
-                return _snapshot(ledger, session)
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f"om: {path} is not a usable ledger: {e}") from None
+    with Ledger.open_read_only(store, path, session) as ledger:
+        # Errors inside the read transaction come out as one-line StoreErrors.
+        with ledger.reading():
+            return _snapshot(ledger)
 
 
-def _snapshot(ledger, session):
-    conn = ledger.conn
-    tables, stored_session, version = ledger._schema_state()
-    if tables != 3 or stored_session is None:
-        raise StoreError(f"om: {ledger.path} is not a v1 ledger")
-    if session is not None and stored_session != session:
-        raise StoreError(f"om: ledger {ledger.path} belongs to session {stored_session!r}, not {session!r}")
-    if version != "1":
-        raise StoreError(f"om: ledger {ledger.path} has schema version {version!r}; this runtime reads version 1")
-    ledger.session = stored_session
+def _snapshot(ledger):
     status = ledger.status()
     meta = {
         "cursor": status["through"],
@@ -72,22 +60,17 @@ def _snapshot(ledger, session):
         "last_checkpoint_at": status.get("last_checkpoint_at"),
         "imported_from": status.get("imported_from"),
     }
-    sources = [_source(seq, body) for seq, body in conn.execute("SELECT seq, body FROM sources ORDER BY seq")]
-    entries = [
-        _entry(*row)
-        for row in conn.execute("SELECT seq, id, body, active, retirement FROM entries ORDER BY seq")
-    ]
+    sources = ledger.all_sources()
     stamps = [meta["last_checkpoint_at"] or ""]
     if sources:
         stamps.append(sources[-1]["timestamp"])
     return {
-        "session": stored_session,
+        "session": ledger.session,
         "project": ledger.meta_get(PROJECT_META_KEY),
-        "database": ledger.path,
         "meta": meta,
         "last_activity": max(stamps) or None,
         "sources": sources,
-        "entries": entries,
+        "entries": ledger.entries(),
     }
 
 
