@@ -274,7 +274,13 @@ def remove_session(store, directory, session):
     path = os.path.join(directory, DB_NAME)
     conn = None
     if os.path.isfile(path):
-        conn = connect(path)
+        try:
+            conn = connect(path)
+        except StoreError as e:
+            if "not a database" not in str(e):
+                raise
+            conn = None  # not a database at all: nobody can be writing it as one
+    if conn is not None:
         try:
             conn.execute("PRAGMA busy_timeout = 0")  # refuse at once rather than wait for the holder
             conn.execute("BEGIN EXCLUSIVE")
