@@ -11,7 +11,7 @@ import pytest
 from conftest import run_om
 from sessions_support import age, database, hook, om_json, session_with_memory, start
 
-MARK = "om: earlier memory of this project"
+MARK = "om: earlier sessions of this project hold memory"
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_a_fresh_session_of_the_project_is_pointed_at_the_earlier_one_with_exact
     assert searched.returncode == 0, searched.stderr
     assert [r["session"] for r in json.loads(searched.stdout)["results"]] == ["earlier"]
 
-    imported = subprocess.run(shlex.split(line_after(note, "Import one here (only before this session's first "
+    imported = subprocess.run(shlex.split(line_after(note, "Import one (only before this session's first "
                                                      "checkpoint): ")), capture_output=True, text=True, timeout=60)
     assert imported.returncode == 0, imported.stderr
     assert json.loads(imported.stdout)["imported_from"]["session"] == "earlier"
@@ -97,7 +97,7 @@ def test_at_most_the_three_most_recent_sessions_are_named(store, project):
     named = [line.split('"')[1] for line in note.splitlines() if line.startswith('- "')]
     # The most recent first; as many of the three as the byte bound leaves room for (long paths here).
     assert named and named == ["s4", "s3", "s2"][:len(named)]
-    assert line_after(note, "Import one here (only before this session's first checkpoint): ").endswith(
+    assert line_after(note, "Import one (only before this session's first checkpoint): ").endswith(
         "--from-session s4")
 
 

@@ -69,5 +69,5 @@ def test_the_pointer_is_bounded_and_names_only_the_most_recent_eligible_sessions
     assert len(named) <= 3
     assert named == [r["session"] for r in eligible[:len(named)]]
     if named:  # the import command carries the most recent one, and each is looked at with its own prime
-        assert f"--from-session {quote(named[0])}\n" in text
+        assert f"--from-session {quote(named[0])}\n" in text + "\n"
         assert f"{ledger_command(store, named[0])} prime" in text
