@@ -1,7 +1,6 @@
 """`om search QUERY --all-sessions [--project DIR]`: one ranked list over the store's sessions."""
 
 import json
-import os
 
 import pytest
 

@@ -4,7 +4,6 @@ import json
 import shlex
 import sqlite3
 import subprocess
-import time
 
 import pytest
 
@@ -121,11 +120,8 @@ def _many_sessions(store, project, count):
 
 def test_the_pointer_stays_within_its_bound_with_a_thousand_sessions_of_long_ids(store, project):
     _many_sessions(store, project, 1000)
-    started = time.perf_counter()
     note = pointer(start(store, "fresh", project))
-    elapsed = time.perf_counter() - started
     assert note and len(note.encode("utf-8")) <= 1200
     assert sum(line.startswith('- "') for line in note.splitlines()) <= 3
     assert "--all-sessions" in note and "first checkpoint" in note
-    assert elapsed < 600  # not a timing assertion: the hook must simply answer (see bench/sessions.py)
     assert run_om("--store", store, "sessions", "--project", str(project)).stdout.count("\n") == 1 + 1000 + 1  # header, the thousand, this one

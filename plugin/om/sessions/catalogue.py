@@ -103,15 +103,13 @@ def open_ledger(store, name, writable=False):
 
 def summarize(ledger, meta):
     """One row of the listing (see docs/sessions.md for the fields)."""
-    from om.jsonio import loads
-
-    status = ledger.status()
     with ledger.reading():
-        count = ledger.conn.execute("SELECT count(*) FROM sources").fetchone()[0]
-        first = ledger.conn.execute("SELECT body FROM sources ORDER BY seq LIMIT 1").fetchone()
-        last = ledger.conn.execute("SELECT body FROM sources ORDER BY seq DESC LIMIT 1").fetchone()
-    first_at = loads(first[0]).get("timestamp") if first else None
-    last_at = loads(last[0]).get("timestamp") if last else None
+        status = ledger.status()
+        count, first_at, last_at = ledger.conn.execute(
+            "SELECT count(*),"
+            " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq LIMIT 1),"
+            " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq DESC LIMIT 1) FROM sources"
+        ).fetchone()
     created = min((t for t in (meta.get(CREATED_KEY), first_at) if t), default=None)
     checkpoint = status.get("last_checkpoint_at")
     activity = max((t for t in (last_at, checkpoint, created) if t), default=None)
