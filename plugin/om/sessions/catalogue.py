@@ -110,7 +110,8 @@ def summarize(ledger, meta):
             " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq LIMIT 1),"
             " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq DESC LIMIT 1) FROM sources"
         ).fetchone()
-    created = min((t for t in (meta.get(CREATED_KEY), first_at) if t), default=None)
+    # The record is the session's own start; the first source may come from an imported history.
+    created = meta.get(CREATED_KEY) or first_at
     checkpoint = status.get("last_checkpoint_at")
     activity = max((t for t in (last_at, checkpoint, created) if t), default=None)
     return {
