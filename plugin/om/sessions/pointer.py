@@ -21,8 +21,13 @@ MAX_SESSIONS = 3
 STARTS = ("startup", "clear")
 
 
-def start_note(ledger, cwd, source):
-    """Record the project; return the text to append to the start context ('' or '\\n' + pointer)."""
+def start_note(ledger, cwd, source, command_of=None):
+    """Record the project; return the text to append to the start context ('' or '\\n' + pointer).
+
+    `command_of(session)` is the exact shell command prefix that reaches a
+    session's ledger; by default the runtime's own (om.codex.command), which
+    every adapter that runs this runtime advertises.
+    """
     try:
         from om.sessions.project import PROJECT_KEY, record_project
 
@@ -33,16 +38,19 @@ def start_note(ledger, cwd, source):
         if not project or ledger.conn.execute("SELECT 1 FROM entries LIMIT 1").fetchone():
             return ""
         candidates = project_sessions(ledger.store, project, ledger.session)
-        from om.codex.command import ledger_command
+        if command_of is None:
+            from om.codex.command import ledger_command
 
-        return pointer_text(candidates, ledger.session, ledger.store, project,
-                            lambda session: ledger_command(ledger.store, session))
+            def command_of(session):
+                return ledger_command(ledger.store, session)
+
+        return pointer_text(candidates, ledger.session, ledger.store, project, command_of)
     except Exception:  # an unreadable neighbour or a busy ledger costs the pointer, never the start context
         return ""
 
 
 def project_sessions(store, project, exclude):
-    """Summaries of the other sessions of `project` that hold active entries (any order)."""
+    """Summaries of the other readable sessions of `project` (any order; pointer_text picks)."""
     from om.sessions import catalogue
 
     rows = []
