@@ -66,6 +66,17 @@ def test_project_filter_matches_sessions_of_the_repository_holding_the_directory
     assert [r["session"] for r in listing(store, "--project", str(other))["sessions"]] == ["there"]
 
 
+def test_a_project_directory_that_no_longer_exists_still_lists_its_sessions(store, tmp_path):
+    gone = tmp_path / "deleted-checkout"
+    gone.mkdir()
+    session_with_memory(store, "orphan", gone, "Fact.")
+    gone.rmdir()
+    assert [r["session"] for r in listing(store, "--project", str(gone))["sessions"]] == ["orphan"]
+    assert listing(store, "--project", str(tmp_path / "never-existed"))["sessions"] == []
+    text = run_om("--store", store, "sessions", "--project", str(tmp_path / "never-existed")).stdout
+    assert text == f"No sessions of project {tmp_path / 'never-existed'} in {store}.\n"
+
+
 def test_v1_ledgers_and_sessions_without_a_hook_show_the_project_as_unknown(store):
     r = run_om("--store", store, "--session", "manual", "capture",
                input=json.dumps({"kind": "user", "text": "typed by hand", "key": "k"}))
@@ -158,7 +169,7 @@ def test_fork_drops_the_project_and_import_keeps_the_destinations_own(store, pro
 def test_bad_arguments_are_one_line_usage_errors(store, project):
     session_with_memory(store, "a", project, "Fact.")
     for args, code in ((("sessions", "-y"), 64), (("sessions", "--remove", "a", "--json"), 64),
-                       (("sessions", "--project", str(project / "missing")), 66),
+                       (("sessions", "--project", ""), 65),
                        (("search", "fact", "--project", str(project)), 64)):
         r = run_om("--store", store, *args)
         assert r.returncode == code and r.stdout == "" and len(r.stderr.splitlines()) == 1, (args, r)

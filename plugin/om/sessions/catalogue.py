@@ -36,14 +36,18 @@ def open_store(path):
 
 
 def project_filter(directory):
-    """The project root `--project DIR` names (DIR itself may be any directory inside it)."""
+    """The project root `--project DIR` names (DIR itself may be any directory inside it).
+
+    A directory that no longer exists names itself, so the sessions of a deleted
+    checkout can still be listed (and removed).
+    """
     from om.errors import InputError
 
-    if not isinstance(directory, str) or not directory.strip():
+    if not isinstance(directory, str) or not directory.strip() or "\0" in directory:
         raise InputError("om: --project needs a directory")
     path = os.path.abspath(os.path.expanduser(directory))
     if not os.path.isdir(path):
-        raise NotFound(f"om: project directory {path} does not exist")
+        return os.path.realpath(path)
     return project_root(path)
 
 
