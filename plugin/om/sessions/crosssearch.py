@@ -28,7 +28,7 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
 
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= single.MAX_LIMIT:
         raise InputError(f"om: --limit must be 1 to {single.MAX_LIMIT}")
-    single.Query(query)  # a query without searchable words fails before any ledger is opened
+    q = single.Query(query)  # a query without searchable words fails before any ledger is opened
     store = catalogue.open_store(store)
     root = catalogue.project_filter(project) if project is not None else None
     found, skipped, searched = [], [], 0
@@ -39,7 +39,8 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
         try:
             with ledger:
                 last = _last_activity(ledger)
-                results = single.search(ledger, query, sources, retired, limit)["results"]
+                # Whole texts: only the results that survive the merge are cut into snippets.
+                results = single.search(ledger, query, sources, retired, limit, snippets=False)["results"]
         except (sqlite3.Error, StoreError) as e:
             skipped.append({"directory": os.path.join(store, name), "error": f"not a readable ledger: {e}"})
             continue
@@ -49,7 +50,10 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     # Most recently active session first among equals: sort by the tie-breakers, then stably by score.
     found.sort(key=lambda f: (catalogue.recency({"session": f[0], "last_activity": f[1]}), f[2]))
     found.sort(key=lambda f: (-f[3]["score"], f[3]["kind"] == "source"))
-    merged = [dict({"session": session}, **result) for session, _, _, result in found[:limit]]
+    merged = []
+    for session, _, _, result in found[:limit]:
+        result["snippet"] = single.snippet(result["snippet"], q)
+        merged.append(dict({"session": session}, **result))
     return {"query": query, "project": root, "sessions": searched, "results": merged, "skipped": skipped}
 
 
