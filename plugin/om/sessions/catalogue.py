@@ -17,13 +17,12 @@ Invariants:
 import os
 
 from om.errors import Conflict, NotFound, StoreError
-from om.ids import session_hash
 from om.sessions.project import CREATED_KEY, CWD_KEY, PROJECT_KEY, project_root
 from om.store import DB_NAME, fsync_dir, resolve_store, session_dir, validate_session
 
 DIR_PREFIX = "session-"
 REMOVED_PREFIX = ".om-removed-"
-META_KEYS = ("session", "version", PROJECT_KEY, CWD_KEY, CREATED_KEY)
+META_KEYS = (PROJECT_KEY, CWD_KEY, CREATED_KEY)
 
 
 class Unreadable(Exception):
@@ -75,45 +74,32 @@ def open_ledger(store, name, writable=False):
     index); even then the file must exist already, so nothing is created.
     Raises Unreadable with a one-line reason.
     """
-    from om.ledger import Ledger, connect, sqlite3
+    from om.ledger import Ledger
 
-    path = os.path.join(store, name, DB_NAME)
-    if not os.path.isfile(path):
-        raise Unreadable("no ledger database in it")
     try:
-        conn = connect(path, readonly=not writable)
+        ledger = Ledger.open_directory(store, os.path.join(store, name), writable)
     except StoreError as e:
         raise Unreadable(str(e).removeprefix("om: ")) from None
     try:
-        marks = ", ".join("?" * len(META_KEYS))
-        meta = dict(conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", META_KEYS))
-        tables = conn.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'sources', 'entries')"
-        ).fetchone()[0]
-    except sqlite3.Error as e:
-        conn.close()
+        meta = {key: ledger.meta_get(key) for key in META_KEYS}
+    except database_error() as e:
+        ledger.close()
         raise Unreadable(f"not a readable ledger: {e}") from None
-    session = meta.get("session")
-    problem = None
-    if tables != 3 or meta.get("version") != "1" or not isinstance(session, str):
-        problem = "not a version 1 ledger"
-    elif DIR_PREFIX + session_hash(session) != name:
-        problem = "its ledger belongs to a session whose id does not hash to this directory"
-    if problem:
-        conn.close()
-        raise Unreadable(problem)
-    return Ledger(conn, store, session, path), meta
+    return ledger, meta
+
+
+def database_error():
+    """SQLite's error class, for reads that meet a damaged ledger."""
+    from om.sqlite import load
+
+    return load().Error
 
 
 def summarize(ledger, meta):
     """One row of the listing (see docs/sessions.md for the fields)."""
     with ledger.reading():
         status = ledger.status()
-        count, first_at, last_at = ledger.conn.execute(
-            "SELECT count(*),"
-            " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq LIMIT 1),"
-            " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq DESC LIMIT 1) FROM sources"
-        ).fetchone()
+        count, first_at, last_at = ledger.sources_span()
     # The record is the session's own start; the first source may come from an imported history.
     created = meta.get(CREATED_KEY) or first_at
     checkpoint = status.get("last_checkpoint_at")
@@ -165,8 +151,6 @@ def scan(store, project=None, writable=False):
 
 def list_sessions(store, project=None):
     """{"store", "project", "sessions": [rows, most recent first], "skipped": [{directory, error}]}."""
-    from om.ledger import sqlite3
-
     store = open_store(store)
     root = project_filter(project) if project is not None else None
     rows, skipped = [], []
@@ -177,7 +161,7 @@ def list_sessions(store, project=None):
         try:
             with ledger:
                 rows.append(summarize(ledger, meta))
-        except (sqlite3.Error, StoreError) as e:
+        except (database_error(), StoreError) as e:
             skipped.append({"directory": os.path.join(store, name), "error": f"not a readable ledger: {e}"})
     rows.sort(key=recency)
     return {"store": store, "project": root, "sessions": rows, "skipped": skipped}
@@ -272,45 +256,25 @@ def remove_session(store, directory, session):
     import secrets
     import shutil
 
-    from om.ledger import connect, sqlite3
+    from om.ledger import ExclusiveLock
 
     path = os.path.join(directory, DB_NAME)
-    conn = None
-    if os.path.isfile(path):
-        try:
-            conn = connect(path)
-        except StoreError as e:
-            if "not a database" not in str(e):
-                raise
-            conn = None  # not a database at all: nobody can be writing it as one
-    if conn is not None:
-        try:
-            conn.execute("PRAGMA busy_timeout = 0")  # refuse at once rather than wait for the holder
-            conn.execute("BEGIN EXCLUSIVE")
-        except sqlite3.OperationalError as e:
-            conn.close()
-            if "locked" in str(e) or "busy" in str(e):
-                raise Conflict(
-                    f"om: session {printable(session)} is in use by another process (its ledger is locked);"
-                    " nothing was removed, retry when it is idle"
-                ) from None
-            raise StoreError(f"om: cannot lock {path}: {e}") from None
-        except sqlite3.DatabaseError:
-            conn.close()  # not a database at all: nobody can be writing it as one
-            conn = None
     aside = os.path.join(store, REMOVED_PREFIX + os.path.basename(directory)[len(DIR_PREFIX):]
                          + "-" + secrets.token_hex(4))
+    try:
+        lock = ExclusiveLock(path) if os.path.isfile(path) else None
+    except Conflict:
+        raise Conflict(
+            f"om: session {printable(session)} is in use by another process (its ledger is locked);"
+            " nothing was removed, retry when it is idle"
+        ) from None
     try:
         os.rename(directory, aside)
     except OSError as e:
         raise StoreError(f"om: cannot remove {directory}: {e.strerror or e}; nothing was removed") from None
     finally:
-        if conn is not None:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            conn.close()
+        if lock is not None:
+            lock.__exit__(None, None, None)
     fsync_dir(store)
     # Removed in one rename above; deleting the files is cleanup, leftovers included.
     for name in os.listdir(store):

@@ -24,7 +24,7 @@ from om.sessions import catalogue
 def search_all(store, query, sources=False, retired=False, limit=10, project=None):
     """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...]}."""
     from om import search as single
-    from om.ledger import sqlite3
+    from om.sessions.catalogue import database_error
 
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= single.MAX_LIMIT:
         raise InputError(f"om: --limit must be 1 to {single.MAX_LIMIT}")
@@ -41,7 +41,7 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
                 last = _last_activity(ledger)
                 # Whole texts: only the results that survive the merge are cut into snippets.
                 results = single.search(ledger, query, sources, retired, limit, snippets=False)["results"]
-        except (sqlite3.Error, StoreError) as e:
+        except (database_error(), StoreError) as e:
             skipped.append({"directory": os.path.join(store, name), "error": f"not a readable ledger: {e}"})
             continue
         searched += 1
@@ -58,10 +58,7 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
 
 
 def _last_activity(ledger):
-    from om.jsonio import loads
-
     with ledger.reading():
-        row = ledger.conn.execute("SELECT body FROM sources ORDER BY seq DESC LIMIT 1").fetchone()
+        capture = ledger.sources_span()[2]
         checkpoint = ledger.meta_get("last_checkpoint_at")
-    capture = loads(row[0]).get("timestamp") if row else None
     return max((t for t in (capture, checkpoint) if t), default=None)

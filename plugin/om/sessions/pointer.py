@@ -35,7 +35,7 @@ def start_note(ledger, cwd, source, command_of=None):
         if source not in STARTS or ledger.is_paused():
             return ""
         project = ledger.meta_get(PROJECT_KEY)
-        if not project or ledger.conn.execute("SELECT 1 FROM entries LIMIT 1").fetchone():
+        if not project or ledger.has_entries():
             return ""
         candidates = project_sessions(ledger.store, project, ledger.session)
         if command_of is None:
