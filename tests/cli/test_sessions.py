@@ -136,16 +136,20 @@ def test_a_corrupt_session_among_good_ones_is_skipped_and_named_on_stderr(store,
     broken.write_bytes(b"this is not a database" * 100)
     empty = store / ("session-" + "0" * 24)
     empty.mkdir()
+    link = store / ("session-" + "1" * 24)
+    link.symlink_to(database(store, "good").parent)
     for args in ((), ("--json",)):
         r = run_om("--store", store, "sessions", *args)
         assert r.returncode == 0, r
         assert "good" in r.stdout and "broken" not in r.stdout
         errors = r.stderr.splitlines()
-        assert len(errors) == 2
-        assert any(str(broken.parent) in e for e in errors) and any(str(empty) in e for e in errors)
+        assert len(errors) == 3
+        for named in (broken.parent, empty, link):
+            assert sum(str(named) in e for e in errors) == 1, (named, errors)
+        assert "symlink" in next(e for e in errors if str(link) in e)
         assert "Traceback" not in r.stderr
     skipped = listing(store)["skipped"]
-    assert sorted(s["directory"] for s in skipped) == sorted([str(broken.parent), str(empty)])
+    assert sorted(s["directory"] for s in skipped) == sorted([str(broken.parent), str(empty), str(link)])
 
 
 def test_fork_drops_the_project_and_import_keeps_the_destinations_own(store, project, tmp_path):

@@ -51,20 +51,16 @@ def project_filter(directory):
 
 
 def session_directories(store):
-    """Names of the store's session directories, sorted (hidden and staging directories excluded)."""
+    """Names in the store that look like session directories, sorted (hidden and staging ones excluded).
+
+    Anything so named is listed, links and stray files too: opening it then
+    reports why it is not a session (om never follows links inside the store).
+    """
     try:
-        entries = list(os.scandir(store))
+        names = os.listdir(store)
     except OSError as e:
         raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
-    names = []
-    for entry in entries:
-        if entry.name.startswith(DIR_PREFIX):
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    names.append(entry.name)
-            except OSError:
-                names.append(entry.name)  # reported as skipped when it is opened
-    return sorted(names)
+    return sorted(name for name in names if name.startswith(DIR_PREFIX))
 
 
 def open_ledger(store, name, writable=False):
