@@ -88,6 +88,21 @@ def test_v1_ledgers_and_sessions_without_a_hook_show_the_project_as_unknown(stor
     assert "unknown" in text.splitlines()[1]
 
 
+def test_a_ledger_written_by_a_v1_implementation_is_listed_with_an_unknown_project(tmp_path):
+    from test_interop import LEGACY_SESSION, TS1, TS2, legacy_store
+
+    store = tmp_path / "legacy"
+    legacy_store(store)
+    before = v1_tables(next(store.glob("session-*")) / "memory.sqlite3")
+    (row,) = listing(store)["sessions"]
+    assert row["session"] == LEGACY_SESSION and row["project"] is None and row["cwd"] is None
+    assert (row["sources"], row["observations"], row["reflections"], row["pending"]) == (1, 0, 1, 0)
+    assert (row["created"], row["last_capture"], row["last_checkpoint"]) == (TS1, TS1, TS2)
+    assert v1_tables(next(store.glob("session-*")) / "memory.sqlite3") == before
+    text = run_om("--store", store, "sessions").stdout.splitlines()[1]
+    assert "unknown" in text and "\\u2028" in text  # one line: the id's separator is escaped
+
+
 def test_post_tool_use_alone_never_records_the_project(store, project):
     hook(store, "PostToolUse", "tools-only", project, tool_name="Bash", tool_input={"command": "ls"},
          tool_response="a b", tool_use_id="c1")
