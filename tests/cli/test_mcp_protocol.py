@@ -17,7 +17,7 @@ from mcp_client import McpServer, run_om
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
 EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search",
-              "sessions", "import"]
+              "sessions", "import", "export"]
 MAX_LINE = 4 * 1024 * 1024
 
 
@@ -38,6 +38,8 @@ def minimal_arguments(name):
         args["query"] = "anything"
     if name == "import":
         args["from_session"] = "earlier"
+    if name == "export":
+        args["format"] = "md"
     return args
 
 
