@@ -4,6 +4,7 @@ import json
 import shlex
 import sqlite3
 import subprocess
+import time
 
 import pytest
 
@@ -98,6 +99,22 @@ def test_at_most_the_three_most_recent_sessions_are_named(store, project):
     assert named and named == ["s4", "s3", "s2"][:len(named)]
     assert line_after(note, "Import one (only before this session's first checkpoint): ").endswith(
         "--from-session s4")
+
+
+def test_with_sessions_spread_over_time_the_most_recent_are_named(store, project):
+    import calendar
+    import os
+
+    for i in range(8):
+        session_with_memory(store, f"s{i}", project, f"Fact {i}.")
+        stamp = f"2026-0{i + 1}-01T00:00:00Z"
+        age(store, f"s{i}", stamp)
+        # The file was last written when its last checkpoint happened, as a real one would be.
+        when = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+        os.utime(database(store, f"s{i}"), (when, when))
+    note = pointer(start(store, "fresh", project))
+    named = [line.split('"')[1] for line in note.splitlines() if line.startswith('- "')]
+    assert named and named == ["s7", "s6", "s5"][:len(named)]
 
 
 def _many_sessions(store, project, count):

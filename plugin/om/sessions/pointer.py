@@ -16,6 +16,10 @@ Invariants:
   the rest of the start context matters more than the pointer.
 """
 
+import os
+
+from om.store import DB_NAME
+
 MAX_BYTES = 1200
 MAX_SESSIONS = 3
 STARTS = ("startup", "clear")
@@ -50,21 +54,54 @@ def start_note(ledger, cwd, source, command_of=None):
 
 
 def project_sessions(store, project, exclude):
-    """Summaries of the other readable sessions of `project` (any order; pointer_text picks)."""
+    """Summaries of the other readable sessions of `project`: at least the MAX_SESSIONS most
+    recently active eligible ones (pointer_text picks among them).
+
+    Ledgers are visited newest file first and the visit stops once MAX_SESSIONS
+    eligible sessions are all more recent than the next file was last written:
+    every activity time is a capture or checkpoint time, written to the file
+    when it happened, so a file's modification time is never older than its
+    last activity (a second of slack covers the timestamps' whole seconds).
+    """
+    import time
+
     from om.sessions import catalogue
 
-    rows = []
-    for _, ledger, meta in catalogue.scan(store, project):
-        if ledger is None:
+    def written(name):
+        try:
+            return os.stat(os.path.join(store, name, DB_NAME)).st_mtime
+        except OSError:
+            return float("inf")  # visited (and skipped) first
+
+    rows, recent = [], []
+    for name in sorted(catalogue.session_directories(store), key=written, reverse=True):
+        if len(recent) >= MAX_SESSIONS:
+            mtime = written(name)
+            if mtime != float("inf"):
+                bound = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime + 1))
+                if recent[MAX_SESSIONS - 1] > bound:
+                    break
+        try:
+            ledger, meta = catalogue.open_ledger(store, name)
+        except catalogue.Unreadable:
             continue
         try:
             with ledger:
-                if ledger.session == exclude:
+                if ledger.session == exclude or meta.get(catalogue.PROJECT_KEY) != project:
                     continue
-                rows.append(catalogue.summarize(ledger, meta))
+                row = catalogue.summarize(ledger, meta)
         except Exception:
             continue
+        rows.append(row)
+        if eligible(row, exclude, project) and row["last_activity"]:
+            recent = sorted(recent + [row["last_activity"]], reverse=True)
     return rows
+
+
+def eligible(row, session, project):
+    """Whether a summary may be named: another session of the project, with active memory, on one line."""
+    return (row["session"] != session and row.get("project") == project
+            and bool(row["observations"] or row["reflections"]) and _one_line(row["session"]))
 
 
 def pointer_text(candidates, session, store, project, command_of):
@@ -77,13 +114,7 @@ def pointer_text(candidates, session, store, project, command_of):
     from om.jsonio import dumps
     from om.sessions.catalogue import recency
 
-    eligible = [
-        c for c in candidates
-        if c["session"] != session and c.get("project") == project
-        and (c["observations"] or c["reflections"]) and _one_line(c["session"])
-    ]
-    eligible.sort(key=recency)
-    chosen = eligible[:MAX_SESSIONS]
+    chosen = sorted((c for c in candidates if eligible(c, session, project)), key=recency)[:MAX_SESSIONS]
     if not chosen:
         return ""
     own = command_of(session)
