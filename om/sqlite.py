@@ -15,53 +15,11 @@ Invariants:
   `_sqlite3` initialises. Any later `import functools` gets the real module.
 - Never worse than a plain import: if the stand-in is refused or the loaded
   module cannot run a statement, the module is loaded again the ordinary way.
+
+The stand-in and its fallback are implemented in `om.fastpath.load_sqlite`.
 """
 
-import sys
+# The stand-in lives in the fast-path fence, beside the plain import it falls back to.
+from om.fastpath import load_sqlite as load
 
-
-def load():
-    module = sys.modules.get("_sqlite3")
-    if module is not None:
-        return module
-    if "functools" not in sys.modules:
-        try:
-            module = _load_with_stand_in()
-        except Exception:
-            module = None
-        if module is not None:
-            return module
-        sys.modules.pop("_sqlite3", None)
-    try:
-        import _sqlite3
-    except ImportError:  # pragma: no cover - a Python built without _sqlite3's name
-        import sqlite3 as _sqlite3
-    return _sqlite3
-
-
-def _load_with_stand_in():
-    import _functools
-
-    def lru_cache(maxsize=128, typed=False):
-        if isinstance(maxsize, int) and maxsize < 0:
-            maxsize = 0
-
-        def decorating(function):
-            return _functools._lru_cache_wrapper(function, maxsize, typed, tuple)
-
-        return decorating
-
-    stand_in = type(sys)("functools")
-    stand_in.lru_cache = lru_cache
-    sys.modules["functools"] = stand_in
-    try:
-        import _sqlite3
-    finally:
-        if sys.modules.get("functools") is stand_in:
-            del sys.modules["functools"]
-    probe = _sqlite3.connect(":memory:")
-    try:
-        probe.execute("SELECT 1").fetchone()
-    finally:
-        probe.close()
-    return _sqlite3
+__all__ = ["load"]
