@@ -198,3 +198,37 @@ def test_the_built_pyz_runs_and_captures_a_hook_event(version, tmp_path):
         assert proc.returncode == 0 and proc.stderr == b"", proc
         _respond(event, proc.stdout.decode())
     _assert_captured(_pending(run, store, session, env))
+
+
+TOML_READS = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from om.tomlio import TomlError, loads
+config = '''
+sandbox_mode = 'workspace-write'
+[plugins."om@om-local"]
+enabled = true
+[sandbox_workspace_write]
+writable_roots = [
+  "/data/om",  # the store
+  'C:\it"s',
+]
+'''
+assert loads(config) == {"sandbox_mode": "workspace-write", "plugins": {"om@om-local": {"enabled": True}},
+                         "sandbox_workspace_write": {"writable_roots": ["/data/om", 'C:\\it"s']}}, loads(config)
+try:
+    value = loads("timeout = 1.5")
+except TomlError as e:
+    assert sys.version_info < (3, 11) and e.unsupported and "line 1" in str(e), e
+else:
+    assert sys.version_info >= (3, 11) and value == {"timeout": 1.5}
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_codex_config_toml_is_read_exactly_or_refused_clearly(version):
+    python = interpreter(version)
+    proc = subprocess.run([python, "-I", "-c", TOML_READS, str(ROOT)], capture_output=True, text=True,
+                          env=_clean_env(), timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
