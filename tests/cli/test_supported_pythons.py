@@ -21,7 +21,8 @@ from conftest import ROOT
 from dist_support import pyz
 
 SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
-REGISTERED = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+PLUGIN = ROOT / "plugin"
+REGISTERED = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
 SUPPORTED = re.findall(
     r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 )
@@ -131,21 +132,21 @@ def test_the_registered_codex_hook_captures_real_payloads_without_heavy_imports(
     data.mkdir(parents=True)
     # The launcher remembers its interpreter here; pinning it selects the Python under test.
     (data / ".om-python").write_text(python + "\n")
-    env = _clean_env(PLUGIN_ROOT=str(ROOT), PLUGIN_DATA=str(data))
+    env = _clean_env(PLUGIN_ROOT=str(PLUGIN), PLUGIN_DATA=str(data))
     session = f"py{version}"
     for event, payload in payloads(session):
-        command = REGISTERED[event][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", str(ROOT))
+        command = REGISTERED[event][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", str(PLUGIN))
         proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
                               capture_output=True, env=env, cwd="/", timeout=60)
         assert proc.returncode == 0 and proc.stderr == b"", proc
         response = _respond(event, proc.stdout.decode())
         if event == "SessionStart":
             assert "Ledger command" in response["hookSpecificOutput"]["additionalContext"]
-    _assert_captured(_pending([python, "-I", "-S", str(ROOT / "bin" / "om")], data, session, env))
+    _assert_captured(_pending([python, "-I", "-S", str(PLUGIN / "bin" / "om")], data, session, env))
 
     # The same runtime, one more event, with its imports listed: the fence held.
     event = dict(payloads(session)[2][1], tool_use_id="call-2")
-    proc = subprocess.run([python, "-I", "-S", "-X", "importtime", str(ROOT / "bin" / "om"), "--store", str(data),
+    proc = subprocess.run([python, "-I", "-S", "-X", "importtime", str(PLUGIN / "bin" / "om"), "--store", str(data),
                            "hook", "--client", "codex"], input=json.dumps(event).encode(), capture_output=True,
                           env=env, timeout=60)
     assert proc.returncode == 0, proc
@@ -177,7 +178,7 @@ print("ok")
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_the_fast_path_shortcuts_are_taken_and_agree_with_their_public_fallbacks(version):
     python = interpreter(version)
-    proc = subprocess.run([python, "-I", "-c", FENCE_AGREES, str(ROOT)], capture_output=True, text=True,
+    proc = subprocess.run([python, "-I", "-c", FENCE_AGREES, str(PLUGIN)], capture_output=True, text=True,
                           env=_clean_env(), timeout=60)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
 
@@ -229,6 +230,6 @@ print("ok")
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_codex_config_toml_is_read_exactly_or_refused_clearly(version):
     python = interpreter(version)
-    proc = subprocess.run([python, "-I", "-c", TOML_READS, str(ROOT)], capture_output=True, text=True,
+    proc = subprocess.run([python, "-I", "-c", TOML_READS, str(PLUGIN)], capture_output=True, text=True,
                           env=_clean_env(), timeout=60)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
