@@ -15,9 +15,9 @@ Usage: python build/zipapp.py [--version 1.2.3-rc.1] [--out-dir dist]
 """
 
 import argparse
-import hashlib
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -89,12 +89,9 @@ def stage(root, site_packages, version):
         os.chmod(d, 0o755)
 
 
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
+# The runtime's own checksum code, run from the source file: importing `om` here would
+# import the package this script is building (and whatever else is on sys.path as `om`).
+sha256_file = runpy.run_path(str(ROOT / "plugin" / "om" / "selfupdate" / "checksum.py"))["sha256_file"]
 
 
 def build(root=ROOT, out_dir=None, version=None, source_date_epoch=None, python=None):

@@ -22,7 +22,7 @@ import stat
 import sys
 import time
 
-from om import __version__
+from om import STORE_ENV, __version__
 
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
@@ -49,7 +49,6 @@ HOOK_BUDGET_MS = 250
 #: A failure within this window is "recent".
 RECENT_FAILURE_S = 24 * 3600
 TEMP_PREFIX = ".om-tmp-"
-STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
 def codex_home():

@@ -21,7 +21,6 @@ Invariants:
   period, are deleted, so a process that started before an update keeps its files.
 """
 
-import hashlib
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ import time
 import zipfile
 
 from om.errors import Conflict, OmError
+from om.selfupdate.checksum import sha256_file
 from om.store import fsync_dir
 
 RECEIPT = "receipt.json"
@@ -52,14 +52,6 @@ def version_dir(home, version):
 
 def lib_dir(home, version):
     return os.path.join(version_dir(home, version), "lib")
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --- small durable-write helpers -------------------------------------------------
