@@ -46,7 +46,7 @@ def tracked_sources(root):
             cwd=root / PACKAGE_PARENT, check=True, capture_output=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        raise BuildError(f"cannot list tracked files in {root} (a git checkout is required): {e}")
+        raise BuildError(f"cannot list tracked files in {root} (a git checkout is required): {e}") from None
     paths = sorted(p for p in out.decode("utf-8").split("\0") if p)
     paths = [p for p in paths if (root / PACKAGE_PARENT / p).is_file() and not p.endswith((".pyc", ".pyo"))]
     if "om/__init__.py" not in paths:

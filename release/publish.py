@@ -119,7 +119,7 @@ def publish(args):
         try:
             pinned, name, asset = pin_plugin.verified_asset(published, gh.timeout, expected_sha256=digest)
         except pin_plugin.PinError as e:
-            raise ReleaseError(f"published, but not pinned: {e}")
+            raise ReleaseError(f"published, but not pinned: {e}") from None
         pins_file = args.pins_file or str(Path(args.plugin_root) / "plugin-pins.json")
         target = pin_plugin.write_pin(args.plugin_root, pins_file, pinned, name, asset, args.repo)
         print(f"{version.tag}: pinned in {pins_file}, runtime {target} (commit both)")

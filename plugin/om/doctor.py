@@ -231,7 +231,7 @@ def _listdir(path):
 
 def _permissions_check(store, sessions):
     loose = []
-    for path, want in [(store, 0o700)] + [(os.path.join(store, s), 0o700) for s in sessions]:
+    for path, _want in [(store, 0o700)] + [(os.path.join(store, s), 0o700) for s in sessions]:
         if _mode(path) & 0o077:
             loose.append(path)
         if path != store:

@@ -18,12 +18,16 @@ Invariants:
 
 import sys
 
+__all__ = ["json_encoder", "json_scanner", "load_sqlite", "sha256", "shell_quote"]
+
 # -- JSON: the C scanner and encoder of `_json`; fallback: the `json` package --------
 
 try:
     import _json as _c_json
+
+    HAVE_C_JSON = True
 except ImportError:  # pragma: no cover - every CPython ships _json
-    _c_json = None
+    HAVE_C_JSON = False
 
 
 def json_scanner(context):
@@ -32,15 +36,16 @@ def json_scanner(context):
     `context` carries strict, parse_float, parse_int, parse_constant, object_hook
     and object_pairs_hook, as for `json.scanner.make_scanner`.
     """
-    if _c_json is None:  # pragma: no cover
+    if not HAVE_C_JSON:  # pragma: no cover
         import json
+        from json.scanner import make_scanner  # the pure-Python scanner when _json is missing
 
         decoder = json.JSONDecoder(
             strict=context.strict, parse_float=context.parse_float, parse_int=context.parse_int,
             parse_constant=context.parse_constant, object_hook=context.object_hook,
             object_pairs_hook=context.object_pairs_hook,
         )
-        return decoder.scan_once
+        return make_scanner(decoder)  # type: ignore[arg-type]  # typeshed: context typed as the C class
     c_scan = _c_json.make_scanner(context)
 
     def scan(text, idx):
@@ -59,7 +64,7 @@ def json_scanner(context):
 
 def json_encoder(default, sort_keys):
     """`encode(value) -> str`: compact separators, no ASCII escaping, NaN/Infinity refused."""
-    if _c_json is None:  # pragma: no cover
+    if not HAVE_C_JSON:  # pragma: no cover
         import json
 
         return json.JSONEncoder(
@@ -83,7 +88,7 @@ try:
     if sys.version_info >= (3, 12):  # 3.12 renamed _sha256 to _sha2
         from _sha2 import sha256
     else:
-        from _sha256 import sha256
+        from _sha256 import sha256  # type: ignore[import-not-found]  # typeshed has no stub for it
 except ImportError:  # pragma: no cover - a build without the C module
     from hashlib import sha256
 
@@ -116,12 +121,12 @@ def load_sqlite():
     try:
         import _sqlite3
     except ImportError:  # pragma: no cover - a Python built without _sqlite3's name
-        import sqlite3 as _sqlite3
+        import sqlite3 as _sqlite3  # type: ignore[no-redef]  # the same API under its public name
     return _sqlite3
 
 
 def _load_sqlite_with_stand_in():
-    import _functools
+    import _functools  # type: ignore[import-not-found]  # typeshed has no stub for it
 
     def lru_cache(maxsize=128, typed=False):
         if isinstance(maxsize, int) and maxsize < 0:

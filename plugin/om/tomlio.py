@@ -23,14 +23,14 @@ class TomlError(ValueError):
 
 def loads(text):
     """The TOML document `text` as dicts, lists, str, int and bool; TomlError if it cannot be read."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python 3.9/3.10
-        return subset_loads(text)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise TomlError(f"not valid TOML: {e}") from None
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise TomlError(f"not valid TOML: {e}") from None
+    return subset_loads(text)
 
 
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -161,7 +160,7 @@ import hashlib, json, shlex, sys
 sys.path.insert(0, sys.argv[1])
 from om import fastpath
 from om.jsonio import dumps, loads
-assert fastpath._c_json is not None, "the _json shortcut was not taken"
+assert fastpath.HAVE_C_JSON, "the _json shortcut was not taken"
 assert fastpath.sha256.__module__ != "_hashlib" and "openssl" not in repr(fastpath.sha256), fastpath.sha256
 doc = {"a": [1, -2.5, 1e300, True, None], "é": "<\u2028>\x00\"\\", "z": {"": []}}
 assert loads(json.dumps(doc)) == doc
@@ -231,5 +230,39 @@ print("ok")
 def test_codex_config_toml_is_read_exactly_or_refused_clearly(version):
     python = interpreter(version)
     proc = subprocess.run([python, "-I", "-c", TOML_READS, str(PLUGIN)], capture_output=True, text=True,
+                          env=_clean_env(), timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+FENCE_FALLS_BACK = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+for private in ("_json", "_sha256", "_sha2"):
+    sys.modules[private] = None  # makes `import` of it raise ImportError
+import hashlib, json
+from om import fastpath
+from om.errors import InputError
+from om.jsonio import dumps, loads
+assert not fastpath.HAVE_C_JSON and fastpath.sha256 is hashlib.sha256
+doc = {"a": [1, -2.5, 1e300, True, None], "é": "<\u2028>\x00\"\\", "z": {"": []}}
+assert loads(json.dumps(doc)) == doc and loads(' [1] ') == [1]
+assert dumps(doc) == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+for bad in ("NaN", "[1,]", "1 2", '"\x00"', "[" * 100000):
+    try:
+        loads(bad)
+    except InputError:
+        pass
+    else:
+        raise AssertionError(bad)
+from om import ids
+assert ids.source_id("user", "k", "t") == "s-" + hashlib.sha256(b'["user","k","t"]').hexdigest()[:24]
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_without_the_private_modules_the_public_fallbacks_give_the_same_results(version):
+    python = interpreter(version)
+    proc = subprocess.run([python, "-I", "-c", FENCE_FALLS_BACK, str(PLUGIN)], capture_output=True, text=True,
                           env=_clean_env(), timeout=60)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr

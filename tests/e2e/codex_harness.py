@@ -225,7 +225,7 @@ class CodexHome:
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            raise AssertionError(f"codex exec timed out after {timeout}s; stderr: {err[-2000:]}")
+            raise AssertionError(f"codex exec timed out after {timeout}s; stderr: {err[-2000:]}") from None
         events = []
         for line in out.splitlines():
             try:
