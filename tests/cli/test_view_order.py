@@ -6,7 +6,7 @@ import sqlite3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_om, run_read_only
+from conftest import run_read_only
 from inprocess import run_om_in_process
 from om.render import render_view
 
