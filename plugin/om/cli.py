@@ -167,7 +167,6 @@ def _run(args):
         return None
     if command == "capture":
         from om.jsonio import parse_capture
-
         from om.ledger import check_capture
 
         request = parse_capture(_read_stdin())
@@ -332,10 +331,12 @@ def _skipped(report):
 def _hook_module(client):
     """The adapter of one of CLIENTS (each has a run_hook)."""
     if client == "claude":
-        from om.claude import hook
-    else:
-        from om.codex import hook
-    return hook
+        from om.claude import hook as claude
+
+        return claude
+    from om.codex import hook as codex
+
+    return codex
 
 
 def _fast_hook(store, client):

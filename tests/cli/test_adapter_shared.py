@@ -122,7 +122,7 @@ def test_a_wrapped_continuation_is_recognised_with_its_xml_specials_escaped(hook
 def test_a_prompt_that_only_quotes_the_continuation_is_evidence(hook):
     text = _continued(hook)
     hook(hook.prompt("Why did you get this? " + text, turn="t-2"))
-    hook(hook.prompt(f'<hook_prompt hook_run_id="x">something else</hook_prompt>', turn="t-3"))
+    hook(hook.prompt('<hook_prompt hook_run_id="x">something else</hook_prompt>', turn="t-3"))
     assert len(hook.texts()) == 4
 
 
