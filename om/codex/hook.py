@@ -21,6 +21,7 @@ Invariants:
 import os
 import time
 
+from om.codex.selfcapture import command_of
 from om.errors import OmError
 
 PAUSE_PREFIX = "[om:pause]"
@@ -197,7 +198,7 @@ def post_tool_use(store, event):
     with _open(store, event) as ledger:
         if ledger.is_paused():
             return None
-        if tool == "Bash" and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input.get("command")):
+        if tool == "Bash" and isinstance(tool_input, dict) and _is_own_call(ledger, command_of(tool_input)):
             return None
         if isinstance(tool, str) and tool.startswith(OWN_MCP_TOOLS):
             # The plugin's own MCP tools (pending, prime...) echo the ledger back;
