@@ -3,8 +3,9 @@
 Invariants:
 - This is the only module that prints to stdout/stderr or decides an exit
   status. Handlers return a `Reply` (stdout text, exit status, an optional
-  notice line for stderr) or raise `om.errors.OmError`; `main` is the one
-  boundary that turns either into output and an exit code.
+  notice line for stderr; the text alone or `(text, status)` also do) or
+  raise `om.errors.OmError`; `main` is the one boundary that turns either
+  into output and an exit code.
 - The commands are the table `COMMANDS`: one `Command(name, help, add, run)`
   each, where `add(parser)` declares the command's own arguments (or is None)
   and `run(args)` handles it. Adding a command is one entry plus its handler.
@@ -33,6 +34,8 @@ class Reply:
 
 
 class Command:
+    """One row of `COMMANDS`: its name and help, `add(parser)` for its own arguments, `run(args)`."""
+
     __slots__ = ("name", "help", "add", "run")
 
     def __init__(self, name, help_, add, run):

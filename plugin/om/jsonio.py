@@ -10,10 +10,11 @@ om.schema. Invariants:
   rejects NaN/Infinity; lone surrogate escapes decode to U+FFFD, so every string
   that leaves this module encodes to UTF-8.
 - `decode_input` (stdin of capture, apply and the hooks) keeps every number
-  that Python would not write back as it was read (any fraction or exponent,
-  `-0`, integers too long for `int`) as a `Number` holding its literal, and
-  `dumps` writes a `Number` as that literal: `1e400` or `1.50` in a hook event
-  is stored exactly as the client sent it, as v1 stored it.
+  that Python would not write back as it was read (every number with a fraction
+  or an exponent, `-0`, integers too long for `int`) as a `Number` holding its
+  literal; other integers are ints. `dumps` writes a `Number` as its literal, so
+  `1e400` or `1.50` in a hook event is stored exactly as the client sent it, as
+  v1 stored it. `loads` alone returns plain Python numbers.
 - `dumps` is the canonical encoding of the v1 ledger: compact separators, no
   ASCII escaping, `<>&` and U+2028/U+2029 literal, control characters escaped.
 """

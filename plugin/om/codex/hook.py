@@ -21,7 +21,6 @@ Invariants:
 import os
 import time
 
-from om.codex.selfcapture import command_of
 from om.errors import OmError
 
 PAUSE_PREFIX = "[om:pause]"
@@ -198,6 +197,8 @@ def post_tool_use(store, event):
     with _open(store, event) as ledger:
         if ledger.is_paused():
             return None
+        from om.codex.selfcapture import command_of  # here, not at the top: only tool events pay for it
+
         if tool == "Bash" and isinstance(tool_input, dict) and _is_own_call(ledger, command_of(tool_input)):
             return None
         if isinstance(tool, str) and tool.startswith(OWN_MCP_TOOLS):
