@@ -17,8 +17,8 @@ Invariants:
   checkpoint's cursor) are named by `Ids.refers` and enforced by `om.ledger`
   inside the checkpoint's transaction, after this validation.
 
-Null counts as absent for fields that may be absent (v1 read them into
-pointers or empty slices); for fields that must be present it is a type error.
+Null counts as absent for fields that may be absent (an omitted importance,
+array or reason); for fields that must be present it is a type error.
 """
 
 from om.errors import InputError
@@ -58,6 +58,8 @@ class _Where:
 
 
 class Integer:
+    """A JSON integer (not a boolean, not `2.0`)."""
+
     def check(self, value, where):
         if isinstance(value, bool) or not isinstance(value, int):
             literal = getattr(value, "literal", None)
