@@ -105,16 +105,6 @@ def _open_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000):
     return open_connection(path, readonly=True, timeout=timeout)
 
 
-def check_capture(kind, text, key):
-    """Raise InputError unless (kind, text, key) is a capture the ledger accepts (om.schema.CAPTURE).
-
-    Callable before a ledger is opened, so a rejected capture creates nothing.
-    """
-    from om.schema import CAPTURE, validate
-
-    validate(CAPTURE, {"kind": kind, "text": text, "key": key})
-
-
 class Ledger:
     """One open session ledger. Use `Ledger.open(...)` as a context manager."""
 
@@ -334,7 +324,13 @@ class Ledger:
     # -- capture -------------------------------------------------------------
 
     def capture(self, kind, text, key):
-        check_capture(kind, text, key)
+        """Record one source; return its id. A repeated (kind, key, text) is a no-op.
+
+        The values must be ones om.schema.CAPTURE accepts: the CLI validates
+        them before it opens a ledger, and an adapter builds them itself (its
+        own kind, non-blank text cut to the limit). Not re-checked here, so the
+        hook's path does not load the schema on every event.
+        """
         from om.redact import redact
 
         text = redact(text)
