@@ -3,7 +3,9 @@
 Invariants:
 - `CAPTURE` and `CHECKPOINT` below are the only statement of the fields,
   types and input-only rules of `capture` and `apply` input, whichever front
-  end it comes from (CLI stdin, MCP arguments, in-process callers).
+  end it comes from (CLI stdin, MCP arguments, in-process callers of
+  `Ledger.apply`). Adapters build their captures themselves and do not pay
+  for this module on every event.
 - `validate(description, value)` checks a decoded JSON value against one of
   them in a single walk (shape and values together), raises `InputError` with
   the first problem it meets, and returns the value normalised: absent
