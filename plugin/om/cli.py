@@ -224,6 +224,19 @@ def _run_search(args):
         return _json(result, notice=_never_captured(ledger))
 
 
+def _add_export(p):
+    p.add_argument("--format", required=True, choices=["md", "json", "html"], help="document format")
+    p.add_argument("--out", metavar="PATH", help="write the document to PATH (atomically, 0600) instead of stdout")
+    p.add_argument("--all-sessions", action="store_true", help="every session of the store, with an index")
+
+
+def _run_export(args):
+    from om.export import run as export
+
+    session = None if args.all_sessions else _session(args)
+    return Reply(export(_store_path(args), session, args.format, args.out, args.all_sessions))
+
+
 def _add_doctor(p):
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
 
@@ -294,6 +307,8 @@ COMMANDS = (
             _add_import, _run_import),
     Command("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON",
             _add_search, _run_search),
+    Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
+            _add_export, _run_export),
     Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "
             f"${STORE_ENV}, or the Codex plugin's data folder)", _add_doctor, _run_doctor),
     Command("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line; store: "
