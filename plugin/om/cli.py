@@ -214,14 +214,61 @@ def _add_search(p):
     p.add_argument("--sources", action="store_true", help="include captured evidence")
     p.add_argument("--include-retired", action="store_true", help="include retired memories")
     p.add_argument("--limit", type=int, default=10, help="at most N results (1 to 100, default 10)")
+    p.add_argument("--all-sessions", action="store_true", help="search every session of the store in one list")
+    p.add_argument("--project", help="with --all-sessions: only sessions of the project holding DIR")
 
 
 def _run_search(args):
+    if args.all_sessions or args.project is not None:
+        return _search_all(args)
     from om.search import search
 
     with _open(args) as ledger:
         result = search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
         return _json(result, notice=_never_captured(ledger))
+
+
+def _search_all(args):
+    from om.sessions.crosssearch import search_all
+
+    if not args.all_sessions:
+        raise UsageError("om: search --project goes with --all-sessions")
+    found = search_all(_store_path(args), " ".join(args.query), args.sources, args.include_retired, args.limit,
+                       args.project)
+    _skipped(found)
+    return _json(found)
+
+
+def _add_sessions(p):
+    p.add_argument("--project", help="only sessions of the project holding DIR")
+    p.add_argument("--json", action="store_true", help="print the listing as one JSON document")
+    p.add_argument("--remove", metavar="ID", help="delete session ID from the store for good")
+    p.add_argument("-y", "--yes", action="store_true", help="with --remove: do not ask for confirmation")
+
+
+def _run_sessions(args):
+    from om.sessions import catalogue
+
+    if args.remove is None:
+        if args.yes:
+            raise UsageError("om: sessions: -y goes with --remove ID")
+        listing = catalogue.list_sessions(_store_path(args), args.project)
+        _skipped(listing)
+        return Reply(_json_out(listing) if args.json else catalogue.render_table(listing))
+    if args.project is not None or args.json:
+        raise UsageError("om: sessions --remove takes no --project or --json")
+    store, directory, what = catalogue.describe(_store_path(args), args.remove)
+    from om.selfupdate.command import _confirm
+
+    _confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
+             "om: removing a session needs confirmation; rerun with -y")
+    return _json(catalogue.remove_session(store, directory, args.remove))
+
+
+def _skipped(report):
+    # Sessions that could not be read are named on stderr; the rest of the report stands.
+    for item in report["skipped"]:
+        _emit_error(f"om: skipped {item['directory']}: {item['error']}")
 
 
 def _add_export(p):
@@ -307,6 +354,7 @@ COMMANDS = (
             _add_import, _run_import),
     Command("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON",
             _add_search, _run_search),
+    Command("sessions", "list the store's sessions, most recent first, or remove one", _add_sessions, _run_sessions),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
             _add_export, _run_export),
     Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "
