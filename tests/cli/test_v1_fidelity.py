@@ -6,6 +6,7 @@ expected IDs are computed here from the documented hashing rule, without om code
 
 import hashlib
 import json
+import os
 import shlex
 import sqlite3
 
@@ -307,6 +308,9 @@ def test_reading_a_session_with_nothing_captured_says_so_and_names_the_sessions_
     assert "nothing has been captured" in line and "sessions" in line and "--store" in line
     if args == ("prime",):
         assert "nothing has been captured" in r.stdout.split("\n# om view")[0]
+    assert f'om --store {json.dumps(os.path.realpath(om.store))} sessions' in line
+    listing = run_om("--store", om.store, "sessions", "--json")  # the command it names works as written
+    assert listing.returncode == 0, listing
 
 
 def test_recall_on_a_session_with_nothing_captured_fails_with_the_notice_on_its_one_line(om):
