@@ -18,10 +18,8 @@ Invariants:
 import os
 import sys
 
-from om import __version__
+from om import STORE_ENV, __version__
 from om.errors import NotFound, OmError, UsageError
-
-STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
 class Reply:

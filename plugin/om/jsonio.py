@@ -1,10 +1,10 @@
 """Strict JSON in, canonical JSON out, without importing `re`.
 
 The `json` package imports `re` (and with it `enum`), which costs the Codex hook
-several milliseconds on every event. The C accelerator `_json` needs neither, so
-this module drives it directly and falls back to `json` only where `_json` is
-missing. This module is a codec only: what an input must contain is described in
-om.schema. Invariants:
+several milliseconds on every event, so the scanner and encoder come from the
+fast-path fence (`om.fastpath`: the C accelerator `_json`, falling back to `json`
+where it is missing). This module is a codec only: what an input must contain
+is described in om.schema. Invariants:
 
 - `loads` accepts exactly one JSON value (surrounding whitespace allowed) and
   rejects NaN/Infinity; lone surrogate escapes decode to U+FFFD, so every string
@@ -20,6 +20,7 @@ om.schema. Invariants:
 """
 
 from om.errors import InputError
+from om.fastpath import json_encoder, json_scanner
 
 #: v1 read at most 4,000,001 bytes of stdin and refused anything over 4,000,000.
 MAX_INPUT_BYTES = 4_000_000
@@ -30,11 +31,6 @@ _WS = " \t\n\r"
 _MARK = "\udfff"
 #: int() refuses longer digit strings by default on newer Pythons.
 _INT_DIGITS = 4000
-
-try:
-    import _json as _c
-except ImportError:  # pragma: no cover - every CPython ships _json
-    _c = None
 
 
 class Number:
@@ -80,47 +76,24 @@ class _LiteralContext(_ScanContext):
     parse_int = staticmethod(_literal_int)
 
 
-def _default(value):
-    if value.__class__ is Number:
-        return _MARK + value.literal + _MARK
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+_scanners = (json_scanner(_ScanContext()), json_scanner(_LiteralContext()))
+_encoders = {}
 
 
-def _unmark(text):
+def dumps(value, sort_keys=False):
+    encoder = _encoders.get(sort_keys)
+    if encoder is None:
+        encoder = _encoders[sort_keys] = json_encoder(_default, sort_keys)
+    text = encoder(value)
     if _MARK in text:
         text = text.replace('"' + _MARK, "").replace(_MARK + '"', "")
     return text
 
 
-if _c is not None:
-    _scanners = (_c.make_scanner(_ScanContext()), _c.make_scanner(_LiteralContext()))
-    _encoders = {}
-
-    def dumps(value, sort_keys=False):
-        encoder = _encoders.get(sort_keys)
-        if encoder is None:
-            encoder = _c.make_encoder(
-                None, _default, _c.encode_basestring, None, ":", ",", sort_keys, False, False
-            )
-            _encoders[sort_keys] = encoder
-        return _unmark("".join(encoder(value, 0)))
-
-else:  # pragma: no cover
-    import json as _json
-
-    def _decoder(context):
-        decoder = _json.JSONDecoder(
-            parse_float=context.parse_float, parse_int=context.parse_int, parse_constant=_reject_constant
-        )
-        return decoder.raw_decode
-
-    _scanners = (_decoder(_ScanContext), _decoder(_LiteralContext))
-
-    def dumps(value, sort_keys=False):
-        return _unmark(_json.dumps(
-            value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys, allow_nan=False,
-            default=_default,
-        ))
+def _default(value):
+    if value.__class__ is Number:
+        return _MARK + value.literal + _MARK
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _skip_ws(text, i):
@@ -140,15 +113,7 @@ def loads(text, literal_numbers=False):
     if i == len(text):
         raise InputError("om: expected one JSON value, got empty input")
     try:
-        try:
-            value, end = _scan(text, i)
-        except SystemError:
-            # _json builds its error from json.decoder.JSONDecodeError, but only
-            # when json.decoder is already imported; otherwise it fails with a
-            # bare SystemError. Import it on this error path only, and rescan.
-            import json.decoder  # noqa: F401
-
-            value, end = _scan(text, i)
+        value, end = _scan(text, i)
     except StopIteration:
         raise InputError(f"om: invalid JSON at character {i}") from None
     except ValueError as e:
