@@ -71,9 +71,14 @@ class _ScanContext:
     memo = None
 
 
-class _LiteralContext(_ScanContext):
+class _LiteralContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
     parse_float = Number
     parse_int = staticmethod(_literal_int)
+    parse_constant = staticmethod(_reject_constant)
+    memo = None
 
 
 _scanners = (json_scanner(_ScanContext()), json_scanner(_LiteralContext()))

@@ -212,7 +212,7 @@ class Record:
         return out
 
     def json_schema(self):
-        schema = {"type": "object"}
+        schema: dict = {"type": "object"}
         if self.description:
             schema["description"] = self.description
         properties = {}
