@@ -1,7 +1,7 @@
 """Wall time of the installed Codex hook command, as a ratio to a bare interpreter start.
 
 Runs the command exactly as the plugin's hooks/hooks.json registers it (through
-`sh -c`, with ${PLUGIN_ROOT} substituted and PLUGIN_DATA set, as Codex does) for
+`sh -c`, with ${CLAUDE_PLUGIN_ROOT} substituted and PLUGIN_DATA set, as Codex does) for
 UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources, interleaved
 with `python3 -I -S -c pass` on the same real interpreter, in one run. Prints the
 median and p95 of each and their ratio to the baseline's median.
@@ -87,8 +87,9 @@ def main():
             build_ledger(store, pending)
             with open(os.path.join(store, ".om-python"), "w") as fh:
                 fh.write(python + "\n")
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-            env.update(PLUGIN_ROOT=ROOT, PLUGIN_DATA=store)
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_PLUGIN_"))}
+            # Codex sets both spellings for plugin hooks; the registered command uses CLAUDE_PLUGIN_ROOT.
+            env.update(PLUGIN_ROOT=ROOT, PLUGIN_DATA=store, CLAUDE_PLUGIN_ROOT=ROOT, CLAUDE_PLUGIN_DATA=store)
             base, hooks = [], {name: [] for name in ("UserPromptSubmit", "PostToolUse", "Stop")}
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
             hooks["sqlite insert floor"] = []
@@ -102,7 +103,7 @@ def main():
                 hooks["sqlite insert floor"].append(timed(floor_argv))
                 payloads = events(i)
                 for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
-                    command = registered[name][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", ROOT)
+                    command = registered[name][0]["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", ROOT)
                     payload = json.dumps(payloads[name]).encode()
                     hooks[name].append(timed(["/bin/sh", "-c", command], payload, env))
                     base.append(timed(baseline_argv))
