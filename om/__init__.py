@@ -1,6 +1,6 @@
 """om: observational memory for coding agents.
 
-The package is import-light on purpose: hooks import `om` on every Codex event,
+The package is import-light on purpose: hooks import `om` on every client event,
 so nothing here may pull in more than the standard library's cheapest modules.
 """
 
@@ -11,4 +11,4 @@ PROTOCOL_VERSION = 1
 #: On-disk ledger schema version (meta key ``version``).
 LEDGER_SCHEMA = 1
 #: Clients with an adapter in this runtime.
-CLIENTS = ("codex",)
+CLIENTS = ("codex", "claude")

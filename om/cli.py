@@ -8,7 +8,7 @@ Handlers import their modules lazily so that a command pays only for itself.
 import os
 import sys
 
-from om import __version__
+from om import CLIENTS, __version__
 from om.errors import OmError, UsageError
 
 STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
@@ -64,7 +64,7 @@ def _parser():
     m.add_argument("--store", dest="mcp_store", metavar="STORE",
                    help=f"store directory (default: --store, ${STORE_ENV}, else the Codex plugin data folder)")
     h = cmd("hook", "handle one client hook event on stdin (fails open)")
-    h.add_argument("--client", required=True, choices=["codex"])
+    h.add_argument("--client", required=True, choices=list(CLIENTS))
     _self_parser(cmd("self", "update, switch channel, roll back or install this standalone om"), Parser)
     return p
 
@@ -140,10 +140,8 @@ def _run(args):
             )
         return _json_out({"compatible": True})
     if command == "hook":
-        from om.codex.hook import run_hook
-
         # The hook owns its own output and never raises past this point.
-        return run_hook(_store_path(args), sys.stdin.buffer, sys.stderr)
+        return _hook_module(args.client).run_hook(_store_path(args), sys.stdin.buffer, sys.stderr)
     if command == "self":
         from om.selfupdate.command import run
 
@@ -230,12 +228,12 @@ def main(argv=None):
     program = argv is None  # run as the process itself, not called from other code
     if program:
         argv = sys.argv[1:]
-    if len(argv) == 5 and argv[0] == "--store" and argv[2:] == ["hook", "--client", "codex"]:
-        # The registered hook command: skip argparse (several ms per Codex event).
-        code = _codex_hook(argv[1])
+    if len(argv) == 5 and argv[0] == "--store" and argv[2:4] == ["hook", "--client"] and argv[4] in CLIENTS:
+        # The registered hook command: skip argparse (several ms per event).
+        code = _fast_hook(argv[1], argv[4])
         if program:
             # Nothing is left to clean up (the ledger is closed, the output flushed):
-            # skipping interpreter teardown saves 1 to 2 ms of every Codex event.
+            # skipping interpreter teardown saves 1 to 2 ms of every event.
             os._exit(code)
         return code
     try:
@@ -275,10 +273,17 @@ def _doctor(args):
     return text, (1 if report["status"] == "fail" else 0)
 
 
-def _codex_hook(store):
-    from om.codex.hook import run_hook
+def _hook_module(client):
+    """The adapter of one of CLIENTS (each has a run_hook)."""
+    if client == "claude":
+        from om.claude import hook
+    else:
+        from om.codex import hook
+    return hook
 
-    out = run_hook(store, sys.stdin.buffer, sys.stderr)
+
+def _fast_hook(store, client):
+    out = _hook_module(client).run_hook(store, sys.stdin.buffer, sys.stderr)
     if out:
         try:
             # Bytes, whatever the locale: the response may carry any Unicode.

@@ -61,8 +61,8 @@ FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
 #: notified_cursor) is dropped by fork. Import clears only the Stop and reminder
 #: part: the destination's prompt_id stays, since its current turn goes on.
 IMPORT_CLEARS = ("stop_turn", "stop_prompt", "notified_cursor")
-#: Prefix of adapter state added by `om` (also transient).
-ADAPTER_PREFIX = "codex_"
+#: Prefixes of adapter state added by `om`, one per client (also transient).
+ADAPTER_PREFIXES = ("codex_", "claude_")
 #: Derived running totals of source sizes (see `Ledger._catch_up_sizes`).
 SIZES = "om_source_sizes_v1"
 

@@ -12,7 +12,7 @@ Invariants:
 import os
 
 from om.errors import Conflict, InputError, NotFound
-from om.ledger import ADAPTER_PREFIX, FORK_KEEPS, IMPORT_CLEARS, Ledger, connect, sqlite3
+from om.ledger import ADAPTER_PREFIXES, FORK_KEEPS, IMPORT_CLEARS, Ledger, connect, sqlite3
 from om.store import (
     DB_NAME,
     canonical_store,
@@ -142,5 +142,6 @@ def _import_into(dest, snapshot, source_store, source_session):
         dest.meta_set("forked_from", source_session)
         dest.meta_set("forked_from_store", source_store)
         dest.meta_delete(*IMPORT_CLEARS)
-        conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(ADAPTER_PREFIX), ADAPTER_PREFIX))
+        for prefix in ADAPTER_PREFIXES:
+            conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix))
 

@@ -29,16 +29,18 @@ def test_capabilities_prints_version_protocol_schema_and_clients_without_a_store
     store = tmp_path / "never"
     r = run_om("capabilities", env={"OBSERVATIONAL_MEMORY_STORE": str(store)})
     assert r.returncode == 0
-    assert r.json == {"version": r.json["version"], "protocol_version": 1, "ledger_schema": 1, "clients": ["codex"]}
+    assert r.json == {"version": r.json["version"], "protocol_version": 1, "ledger_schema": 1,
+                      "clients": ["codex", "claude"]}
     assert not store.exists()
 
 
-def test_check_compatibility_accepts_protocol_1_for_codex_only(tmp_path):
+def test_check_compatibility_accepts_protocol_1_for_codex_and_claude_only(tmp_path):
     store = tmp_path / "never"
     env = {"OBSERVATIONAL_MEMORY_STORE": str(store)}
-    ok = run_om("check-compatibility", "--protocol", "1", "--client", "codex", env=env)
-    assert ok.returncode == 0 and ok.json == {"compatible": True}
-    for protocol, client in [("2", "codex"), ("1", "claude"), ("x", "codex")]:
+    for client in ("codex", "claude"):
+        ok = run_om("check-compatibility", "--protocol", "1", "--client", client, env=env)
+        assert ok.returncode == 0 and ok.json == {"compatible": True}
+    for protocol, client in [("2", "codex"), ("1", "gemini"), ("x", "codex"), ("2", "claude")]:
         bad = run_om("check-compatibility", "--protocol", protocol, "--client", client, env=env)
         assert bad.returncode != 0 and bad.stdout == "" and "incompatible" in bad.stderr
     assert not store.exists()
