@@ -7,6 +7,8 @@ real `om` CLI) and on what the model received.
 
 import json
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -248,3 +250,29 @@ def test_a_broken_store_never_breaks_the_claude_turn(claude, how):
         assert not list(home.data_dir.glob("session-*"))
     else:  # the file where the store should be is left as it was
         assert home.data_dir.read_text() == "not a directory"
+
+
+def test_after_one_real_claude_turn_doctor_reports_plugin_hooks_mcp_and_capture_ok(claude):
+    def script(request):
+        if not request.tool_results():
+            return shell("echo doctor-sample")
+        return say("Printed it.")
+
+    home = claude(script)
+    home.setup()
+    run = home.run("Print doctor-sample with the shell")
+    assert run.returncode == 0, run
+    env = {k: v for k, v in home.env().items() if not k.startswith(("PYTHON", "CODEX_"))}
+    env["CODEX_HOME"] = str(home.base / "no-codex")
+    launcher = [sys.executable, str(home.marketplace_dir / "bin" / "om"), "doctor", "--json"]
+    proc = subprocess.run(launcher, env=env, capture_output=True, text=True, timeout=60)
+    report = json.loads(proc.stdout)
+    status = {c["check"]: c for c in report["checks"]}
+    for name in ("claude.plugin", "claude.hooks", "claude.mcp", "claude.capture.SessionStart",
+                 "claude.capture.UserPromptSubmit", "claude.capture.PostToolUse", "claude.capture.Stop"):
+        assert status[name]["status"] == "ok", status[name]
+    assert "installed and enabled" in status["claude.plugin"]["finding"]
+    assert "starts and lists" in status["claude.mcp"]["finding"] and str(home.data_dir) in status["claude.mcp"]["finding"]
+    assert " ok in " in status["claude.capture.Stop"]["finding"]
+    # Doctor only listed the tools: the one session in the store is the one the turn made.
+    assert len(home.sessions()) == 1
