@@ -47,8 +47,8 @@ def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=()
 def install_runtime(root):
     """What the MCP server needs of the plugin copy: its manifest, .mcp.json, bin/om and the om package."""
     for name in (".codex-plugin", "bin", "om"):
-        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / ".mcp.json", root / ".mcp.json")
+        shutil.copytree(ROOT / "plugin" / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "plugin" / ".mcp.json", root / ".mcp.json")
 
 
 def doctor(home, store, *extra, env=None):
@@ -268,7 +268,7 @@ def test_runtime_reports_the_update_channel_and_whether_a_plugin_manages_it(tmp_
     assert "update channel nightly" in check(doctor(home, store, env={"XDG_CONFIG_HOME": str(config)}), "runtime.version")["finding"]
     # A runtime with the managed marker beside it, as the plugin installs one.
     runtime = tmp_path / "runtime"
-    shutil.copytree(ROOT / "om", runtime / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "plugin" / "om", runtime / "om", ignore=shutil.ignore_patterns("__pycache__"))
     (runtime / ".observational-memory-managed").write_text("om@observational-memory\n")
     r = run_om("doctor", "--json", "--store", store, cwd=tmp_path,
                env={"CODEX_HOME": str(home), "PYTHONPATH": str(runtime), "XDG_CONFIG_HOME": str(config)})

@@ -264,7 +264,7 @@ def test_after_one_real_claude_turn_doctor_reports_plugin_hooks_mcp_and_capture_
     assert run.returncode == 0, run
     env = {k: v for k, v in home.env().items() if not k.startswith(("PYTHON", "CODEX_"))}
     env["CODEX_HOME"] = str(home.base / "no-codex")
-    launcher = [sys.executable, str(home.marketplace_dir / "bin" / "om"), "doctor", "--json"]
+    launcher = [sys.executable, str(home.marketplace_dir / "plugin" / "bin" / "om"), "doctor", "--json"]
     proc = subprocess.run(launcher, env=env, capture_output=True, text=True, timeout=60)
     report = json.loads(proc.stdout)
     status = {c["check"]: c for c in report["checks"]}
