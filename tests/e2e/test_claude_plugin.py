@@ -6,15 +6,18 @@ real `om` CLI) and on what the model received.
 """
 
 import json
+import os
+import re
+import shlex
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from claude_harness import (  # noqa: F401 (fixtures)
-    MCP_PREFIX, PLUGIN_ID, STOP_CONTEXT, claude, claude_bin, claude_marketplace, json_in, ledger, ledger_command_in,
-    session_in,
+    MCP_PREFIX, STOP_CONTEXT, claude, claude_bin, claude_marketplace, json_in, ledger, ledger_command_in, session_in,
 )
 from claude_mock import say, shell, tool_call
 
@@ -48,7 +51,8 @@ def after_continuation(request):
     return reason, [text_of(r.get("content")) for r in results]
 
 
-def checkpointing_model(marker_command, observation, via="shell", final="Printed the marker.", apply_usage=None):
+def checkpointing_model(marker_command, observation, via="shell", final="Printed the marker.", apply_usage=None,
+                        mcp_prefix=MCP_PREFIX):
     """A model that runs one command, then answers the checkpoint request with pending + apply."""
 
     def script(request):
@@ -72,22 +76,22 @@ def checkpointing_model(marker_command, observation, via="shell", final="Printed
         else:
             session = session_in(reason)
             if not outputs:
-                return tool_call(MCP_PREFIX + "pending", {"session": session})
+                return tool_call(mcp_prefix + "pending", {"session": session})
             if len(outputs) == 1:
                 pending = json_in(outputs[0])
                 cited = [s["id"] for s in pending["sources"] if s["kind"] == "tool" and "marker" in s["text"]]
                 checkpoint = {"through": pending["through"],
                               "observations": [{"text": observation, "importance": "high", "source_ids": cited}]}
-                return tool_call(MCP_PREFIX + "apply", {"session": session, "checkpoint": checkpoint},
+                return tool_call(mcp_prefix + "apply", {"session": session, "checkpoint": checkpoint},
                                  usage=apply_usage)
         return say("Checkpoint done.")
 
     return script
 
 
-def sources(home, session):
+def sources(home, session, store=None):
     """Every captured source, read from the ledger file (its v1 format is part of the contract)."""
-    database = ledger(home.data_dir, session, "status")["database"]
+    database = ledger(store or home.data_dir, session, "status")["database"]
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
         return [json.loads(body) for (body,) in conn.execute("SELECT body FROM sources ORDER BY seq")]
 
@@ -119,6 +123,11 @@ def test_the_installed_plugin_captures_the_prompt_the_tool_result_and_the_reply(
     assert ledger_command_in(context).endswith(session)
     # One model request for the tool call and one for the reply: no checkpoint was due yet.
     assert len(home.mock.requests) == 2
+    # The one hooks file ran once per event, as the Claude Code client (Codex keeps its receipts apart).
+    receipts = home.data_dir / "receipts"
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
+        assert json.loads((receipts / "claude" / f"{event}.json").read_text())["runs"] == 1, event
+    assert not list(receipts.glob("*.json"))
 
 
 @pytest.mark.parametrize("via", ["shell", "mcp"])
@@ -276,3 +285,59 @@ def test_after_one_real_claude_turn_doctor_reports_plugin_hooks_mcp_and_capture_
     assert " ok in " in status["claude.capture.Stop"]["finding"]
     # Doctor only listed the tools: the one session in the store is the one the turn made.
     assert len(home.sessions()) == 1
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "claude.md"
+
+
+def documented_settings():
+    """The settings.json hooks block and the `claude mcp add` command docs/claude.md gives."""
+    text = DOCS.read_text()
+    section = text.split("## Install without plugins", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```json\n(.*?)```", section, re.S)
+    (mcp,) = [line for line in re.findall(r"```sh\n(.*?)```", section, re.S)[0].splitlines()
+              if line.startswith("claude mcp add")]
+    return json.loads(block), mcp
+
+
+def test_the_documented_settings_block_and_mcp_command_work_without_the_plugin(claude):
+    observation = "Printing the marker works without the plugin: echo printed marker-5e77."
+    home = claude(checkpointing_model("echo marker-5e77", observation, via="mcp", mcp_prefix="mcp__om__"))
+    settings, mcp_add = documented_settings()
+    # A standalone `om` on PATH, as `om self install` leaves it.
+    bindir = home.base / "bin"
+    bindir.mkdir()
+    (bindir / "om").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S "
+                               f"{shlex.quote(str(home.marketplace_dir / 'plugin' / 'bin' / 'om'))} \"$@\"\n")
+    (bindir / "om").chmod(0o755)
+    path = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    (home.config / "settings.json").write_text(json.dumps(settings))
+    argv = [word.replace("~/", f"{home.home}/", 1) if word.startswith("~/") else word
+            for word in shlex.split(mcp_add)]
+    assert argv[:3] == ["claude", "mcp", "add"]
+    added = subprocess.run([home.claude, *argv[1:]], env=home.env(path), cwd=home.work, capture_output=True,
+                           text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    store = home.home / ".claude" / "om"
+
+    run = home.run("Print the marker with the shell", env=dict(CHECKPOINT_ENV, **path))
+    assert run.returncode == 0, run
+    session = run.session_id
+    assert [s for s in run.init.get("mcp_servers", []) if s["name"] == "om"][0]["status"] == "connected"
+    assert not home.data_dir.exists()  # no plugin is involved
+    entries = ledger(store, session, "view", "--all")
+    assert [e["text"] for e in entries] == [observation]
+    captured = sources(home, session, store)
+    assert [s["kind"] for s in captured][:3] == ["user", "tool", "assistant"]
+    assert len([s for s in captured if s["kind"] == "tool"]) == 1  # the MCP ledger calls are not evidence
+
+    env = {k: v for k, v in home.env(path).items() if not k.startswith(("PYTHON", "CODEX_"))}
+    env["CODEX_HOME"] = str(home.base / "no-codex")
+    proc = subprocess.run([str(bindir / "om"), "doctor", "--json"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    status = {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert status["claude.plugin"]["status"] == "ok" and "settings.json" in status["claude.plugin"]["finding"]
+    assert status["claude.hooks"]["status"] == "ok", status["claude.hooks"]
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
+        check = status[f"claude.capture.{event}"]
+        assert check["status"] == "ok", check  # read from the store the settings block names
