@@ -341,3 +341,37 @@ def test_the_documented_settings_block_and_mcp_command_work_without_the_plugin(c
     for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
         check = status[f"claude.capture.{event}"]
         assert check["status"] == "ok", check  # read from the store the settings block names
+
+
+def test_with_the_sandbox_enabled_the_mcp_tools_apply_where_the_shell_cannot(claude):
+    """Claude Code's sandbox confines the agent's Bash to the working directory when bubblewrap
+    and socat are installed; without them it says so and runs unsandboxed. Either way the
+    MCP tools write the store, and the shell reads it."""
+
+    def script(request):
+        context = start_context(request)
+        command, session = ledger_command_in(context), session_in(context)
+        results = [out for _, out in request.tool_results()]
+        if not results:
+            return shell(f"{command} pending")
+        through = json_in(results[0])["through"]
+        if len(results) == 1:
+            return shell(f"{command} apply <<'JSON'\n{json.dumps({'through': through})}\nJSON")
+        if len(results) == 2:
+            return tool_call(MCP_PREFIX + "apply", {"session": session, "checkpoint": {"through": through}})
+        return say("Applied.")
+
+    home = claude(script)
+    home.setup()
+    sandbox = home.base / "sandbox-settings.json"
+    sandbox.write_text(json.dumps({"sandbox": {"enabled": True}}))
+    run = home.run("Checkpoint what is pending", "--settings", str(sandbox))
+    assert run.returncode == 0, run
+    pending, shell_apply, mcp_apply = [out for _, out in home.mock.requests[-1].tool_results()]
+    assert json_in(pending)["sources"]  # the shell can read the store
+    assert json_in(mcp_apply)["through"] == json_in(pending)["through"]
+    if "Sandbox disabled" in run.stderr:  # no bubblewrap/socat on this host: nothing is confined
+        assert json_in(shell_apply)["through"] == json_in(pending)["through"]
+    else:
+        assert "readonly database" in shell_apply and '"through"' not in shell_apply
+    assert ledger(home.data_dir, run.session_id, "status")["last_checkpoint_at"]
