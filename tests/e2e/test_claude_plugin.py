@@ -375,3 +375,13 @@ def test_with_the_sandbox_enabled_the_mcp_tools_apply_where_the_shell_cannot(cla
     else:
         assert "readonly database" in shell_apply and '"through"' not in shell_apply
     assert ledger(home.data_dir, run.session_id, "status")["last_checkpoint_at"]
+
+
+def test_claude_plugin_validate_accepts_the_marketplace_and_the_plugin(claude):
+    home = claude(lambda request: say("unused"))
+    for target in (home.marketplace_dir, home.marketplace_dir / "plugin"):
+        out = home.cli("plugin", "validate", str(target))
+        assert "Validation passed" in out, out
+        # The one warning about the shared hooks file: Codex's Interrupt is unknown to Claude Code.
+        hook_warnings = [line for line in out.splitlines() if "hooks." in line and "❯" in line]
+        assert hook_warnings == ["  ❯ hooks: hooks.Interrupt: unknown hook event; entry ignored at runtime"], out
