@@ -129,3 +129,20 @@ def test_receipts_flag_a_failed_last_run_and_hooks_that_never_ran(tmp_path, outc
     for event in EVENTS:
         assert receipts.record(str(store), event, "ok", 1.0, now=time.time())
     assert doctor(tmp_path, config)["claude.capture.Stop"]["status"] == status
+
+
+@pytest.mark.parametrize("scope, settings_name", [("project", "settings.json"), ("local", "settings.local.json")])
+def test_a_project_or_local_install_is_enabled_in_that_projects_settings(tmp_path, scope, settings_name):
+    config = make_config(tmp_path, enabled=False)
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    installed = json.loads((config / "plugins" / "installed_plugins.json").read_text())
+    installed["plugins"][PLUGIN_ID][0].update(scope=scope, projectPath=str(project))
+    (config / "plugins" / "installed_plugins.json").write_text(json.dumps(installed))
+    (config / "settings.json").write_text("{}")
+    found = doctor(tmp_path, config)
+    assert found["claude.plugin"]["status"] == "fail"
+    assert found["claude.plugin"]["fix"] == f"claude plugin enable {PLUGIN_ID} --scope {scope}"
+    (project / ".claude" / settings_name).write_text(json.dumps({"enabledPlugins": {PLUGIN_ID: True}}))
+    found = doctor(tmp_path, config)
+    assert found["claude.plugin"]["status"] == "ok" and f"scope {scope}" in found["claude.plugin"]["finding"]

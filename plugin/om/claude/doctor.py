@@ -12,7 +12,9 @@ Invariants:
 Claude Code facts it relies on (2.1.332): the configuration folder is
 $CLAUDE_CONFIG_DIR, else ~/.claude. `claude plugin install om@observational-memory`
 records the plugin in plugins/installed_plugins.json (`{"plugins": {id: [{scope,
-installPath, version}]}}`) and enables it in settings.json (`enabledPlugins`); its
+installPath, version, projectPath}]}}`) and enables it in the `enabledPlugins` of the
+settings file of its scope (user: settings.json here; project: <projectPath>/.claude/
+settings.json; local: <projectPath>/.claude/settings.local.json); its
 marketplace is in plugins/known_marketplaces.json, and for a `directory` marketplace
 the hooks run from the marketplace folder itself (CLAUDE_PLUGIN_ROOT), not from the
 cache copy. The plugin's data folder (the store) is plugins/data/om-observational-memory,
@@ -100,8 +102,8 @@ def _plugin_checks(config, settings, settings_hooks, found):
     """Append the claude.plugin finding; return the plugin root hooks run from, or None."""
     installed, _ = _load(os.path.join(config, "plugins", "installed_plugins.json"))
     entries = ((installed or {}).get("plugins") or {}).get(PLUGIN_ID) if isinstance(installed, dict) else None
-    entry = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else None
-    if entry is None:
+    entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    if not entries:
         if not settings_hooks:
             found.append(_finding("claude.plugin", "warn",
                                   f"Claude Code plugin {PLUGIN_ID} not installed in {config}: nothing captures "
@@ -110,12 +112,16 @@ def _plugin_checks(config, settings, settings_hooks, found):
             found.append(_finding("claude.plugin", "ok",
                                   f"Claude Code plugin {PLUGIN_ID} not installed; hooks come from settings.json"))
         return None
-    enabled = (settings.get("enabledPlugins") or {}).get(PLUGIN_ID)
-    if enabled is not True:
+    enabled = [e for e in entries if _enabled_in(e, settings) is True]
+    if not enabled:
+        entry = entries[0]
+        scope = entry.get("scope", "user")
+        where = "" if scope == "user" else f" (scope {scope}, project {entry.get('projectPath')})"
         found.append(_finding("claude.plugin", "fail",
-                              f"Claude Code plugin {PLUGIN_ID} is installed but not enabled",
-                              f"claude plugin enable {PLUGIN_ID}"))
+                              f"Claude Code plugin {PLUGIN_ID} is installed but not enabled{where}",
+                              f"claude plugin enable {PLUGIN_ID}" + ("" if scope == "user" else f" --scope {scope}")))
         return None
+    entry = enabled[0]
     root = _run_root(config, entry)
     if root is None or not os.path.isdir(root):
         found.append(_finding("claude.plugin", "fail",
@@ -126,6 +132,19 @@ def _plugin_checks(config, settings, settings_hooks, found):
                           f"Claude Code plugin {PLUGIN_ID} {entry.get('version', '?')} installed and enabled "
                           f"(scope {entry.get('scope', '?')}, hooks run from {root})"))
     return root
+
+
+def _enabled_in(entry, settings):
+    """`enabledPlugins` of the settings file the entry's scope writes: user, project or local."""
+    scope = entry.get("scope", "user")
+    if scope != "user":
+        project = entry.get("projectPath")
+        if not isinstance(project, str):
+            return None
+        name = "settings.json" if scope == "project" else "settings.local.json"
+        settings, _ = _load(os.path.join(project, ".claude", name))
+    enabled = settings.get("enabledPlugins") if isinstance(settings, dict) else None
+    return enabled.get(PLUGIN_ID) if isinstance(enabled, dict) else None
 
 
 def _run_root(config, entry):
