@@ -150,14 +150,15 @@ def _enabled_in(entry, settings):
 def _run_root(config, entry):
     """Where the hooks run from: a directory marketplace's own folder, else the installed copy."""
     known, _ = _load(os.path.join(config, "plugins", "known_marketplaces.json"))
-    market = (known or {}).get(MARKETPLACE) if isinstance(known, dict) else None
-    source = (market or {}).get("source") or {} if isinstance(market, dict) else {}
+    market = known.get(MARKETPLACE) if isinstance(known, dict) else None
+    source = market.get("source") if isinstance(market, dict) else None
     if isinstance(source, dict) and source.get("source") == "directory":
-        location = market.get("installLocation") or source.get("path")
-        manifest, _ = _load(os.path.join(str(location), ".claude-plugin", "marketplace.json"))
-        for plugin in (manifest or {}).get("plugins") or [] if isinstance(manifest, dict) else []:
+        location = str(market.get("installLocation") or source.get("path"))
+        manifest, _ = _load(os.path.join(location, ".claude-plugin", "marketplace.json"))
+        listed = manifest.get("plugins") if isinstance(manifest, dict) else None
+        for plugin in listed if isinstance(listed, list) else []:
             if isinstance(plugin, dict) and plugin.get("name") == PLUGIN and isinstance(plugin.get("source"), str):
-                return os.path.normpath(os.path.join(str(location), plugin["source"]))
+                return os.path.normpath(os.path.join(location, plugin["source"]))
     path = entry.get("installPath")
     return path if isinstance(path, str) else None
 
