@@ -48,7 +48,6 @@ SHIM_MARKERS = ("/shims/", "/.pyenv/", "/.asdf/", "/mise/", "/.rtx/")
 HOOK_BUDGET_MS = 250
 #: A failure within this window is "recent".
 RECENT_FAILURE_S = 24 * 3600
-TEMP_PREFIX = ".om-tmp-"
 STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
@@ -212,19 +211,25 @@ def _store_checks(store, source):
     checks = [_check(name, "ok", f"store {store} ({source}) holds {len(sessions)} session(s)")]
     checks.append(_permissions_check(store, sessions))
     checks.append(_integrity_check(store, sessions))
-    leftovers = sorted(d for d in _listdir(store) if d.startswith(TEMP_PREFIX))
-    if leftovers:
-        checks.append(
-            _check(
-                "store.temp",
-                "warn",
-                f"{len(leftovers)} leftover temporary snapshot folder(s) from an interrupted fork or import",
-                "rm -rf " + " ".join(_q(os.path.join(store, d)) for d in leftovers),
-            )
-        )
-    else:
-        checks.append(_check("store.temp", "ok", "no leftover temporary folders"))
+    checks.append(_staging_check(store))
     return checks
+
+
+def _staging_check(store):
+    from om.store import sweep_staging
+
+    removed, kept = sweep_staging(store)
+    if kept:
+        return _check(
+            "store.temp",
+            "warn",
+            f"{len(kept)} temporary snapshot folder(s) of a fork or import still running or just interrupted"
+            + (f"; removed {len(removed)} abandoned one(s)" if removed else ""),
+            "rm -rf " + " ".join(_q(p) for p in kept) + "  # once no om fork or import is running",
+        )
+    if removed:
+        return _check("store.temp", "ok", f"removed {len(removed)} temporary folder(s) left by interrupted forks or imports")
+    return _check("store.temp", "ok", "no leftover temporary folders")
 
 
 def _listdir(path):
@@ -261,30 +266,14 @@ def _mode(path):
 
 
 def _integrity_check(store, sessions):
-    try:
-        import _sqlite3 as sqlite3
-    except ImportError:  # pragma: no cover
-        import sqlite3
+    from om.ledger import integrity_problem
+
     bad = []
     for s in sessions:
         db = os.path.join(store, s, "memory.sqlite3")
         if not os.path.exists(db):
             continue
-        problem = None
-        try:
-            conn = sqlite3.connect("file:" + db.replace("?", "%3f").replace("#", "%23") + "?mode=ro", uri=True)
-            try:
-                result = conn.execute("PRAGMA integrity_check").fetchall()
-                if result != [("ok",)]:
-                    problem = "integrity_check: " + "; ".join(str(r[0]) for r in result[:3])
-                else:
-                    version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-                    if version is None or version[0] != "1":
-                        problem = f"schema version {version[0] if version else 'missing'!r}, this runtime reads 1"
-            finally:
-                conn.close()
-        except sqlite3.Error as e:
-            problem = str(e)
+        problem = integrity_problem(db)
         if problem:
             bad.append((db, problem))
     if bad:

@@ -64,6 +64,28 @@ def test_the_adapters_own_state_lives_under_its_client_prefix(hook):
     assert hook.meta(f"{other}_turn_ends") is None
 
 
+def test_every_meta_key_the_hook_writes_is_declared_by_its_adapter_state(hook):
+    import importlib
+    import sqlite3
+
+    hook(hook.start())
+    hook(hook.prompt("a prompt", turn="t-1"))
+    hook(hook.tool("cat big", response="x" * 200, call="call-9", turn="t-1"), env={"OM_CHECKPOINT_BYTES": "100"})
+    hook(hook.stop("a reply", turn="t-1"), env=TURN_EVERY)
+    hook(hook.prompt("another prompt", turn="t-2"))
+    hook(hook.stop("another reply", turn=None), env=TURN_EVERY)
+    (path,) = hook.store.glob("session-*/memory.sqlite3")
+    db = sqlite3.connect(path)
+    keys = {key for (key,) in db.execute("SELECT key FROM meta")}
+    db.close()
+    state = importlib.import_module(f"om.{hook.client}.state").STATE
+    # v1's core keys, and om's own records (om_*), belong to no adapter.
+    adapter_keys = {k for k in keys - {"session", "version", "cursor", "paused", "last_checkpoint_at"}
+                    if not k.startswith("om_")}
+    undeclared = {k for k in adapter_keys if k not in state.legacy and not k.startswith(state.prefix)}
+    assert adapter_keys and undeclared == set()
+
+
 # -- om's own continuation is never evidence -------------------------------------------------
 
 
@@ -152,7 +174,7 @@ def test_a_resume_prefix_resumes_capture_with_that_prompt_stored_without_the_pre
     hook(hook.tool("cat secrets", call="call-private", turn="t-1"))
     hook(hook.prompt("still private", turn="t-2"))
     response = hook(hook.prompt("  [om:resume]  carry on with the parser", turn="t-3"))
-    assert "resumed" in hook.context(response)
+    assert "resumed" in hook.context(response) and "was recorded" in hook.context(response)
     assert hook.om("status")["paused"] is False
     hook(hook.stop("parser done", turn="t-3"))
     assert hook.texts() == ["carry on with the parser", "parser done"]
@@ -166,5 +188,6 @@ def test_a_resume_prefix_while_capturing_only_drops_the_prefix(hook):
 
 def test_a_bare_resume_prefix_resumes_and_captures_nothing(hook):
     hook(hook.prompt("[om:pause]", turn="t-1"))
-    assert "resumed" in hook.context(hook(hook.prompt("[om:resume]", turn="t-2")))
+    text = hook.context(hook(hook.prompt("[om:resume]", turn="t-2")))
+    assert "resumed" in text and "recorded" not in text
     assert hook.sources() == [] and hook.om("status")["paused"] is False

@@ -291,7 +291,8 @@ def test_fork_copies_evidence_and_progress_but_not_adapter_state(om):
     s1, s2, receipt = checkpointed(om)
     db = om("status").json["database"]
     with sqlite3.connect(db) as conn:
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("stop_turn", "t"), ("prompt_id", "p"), ("codex_x", "1")])
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("stop_turn", "t"), ("prompt_id", "p"), ("codex_x", "1"),
+                                                                 ("claude_x", "1")])
     r = om("fork", "--to-session", "child")
     assert r.returncode == 0, r
     child = r.json
@@ -345,7 +346,8 @@ def test_import_keeps_the_destination_prompt_and_pause_but_clears_stop_and_remin
         conn.executemany(
             "INSERT INTO meta VALUES (?, ?)",
             [("prompt_id", "turn-9"), ("stop_turn", "turn-8"), ("stop_prompt", "turn-8"),
-             ("notified_cursor", "0"), ("codex_turn_ends", "1")],
+             ("notified_cursor", "0"), ("codex_turn_ends", "1"), ("claude_turn_ends", "1"),
+             ("claude_stop_turn", "p-8")],
         )
     assert dest("import", "--from-store", om.store, "--from-session", "s1").returncode == 0
     with sqlite3.connect(db) as conn:

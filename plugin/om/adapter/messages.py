@@ -80,9 +80,9 @@ def paused_context(profile, command, session=None):
     )
 
 
-def resumed_context():
-    return ("Observational memory capture is resumed for this session at the user's request; this prompt, without "
-            "its [om:resume] prefix, was recorded.")
+def resumed_context(recorded):
+    return ("Observational memory capture is resumed for this session at the user's request"
+            + ("; this prompt, without its [om:resume] prefix, was recorded." if recorded else "."))
 
 
 def large_backlog_reminder(profile, command, count, size, session=None):

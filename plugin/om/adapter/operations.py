@@ -103,7 +103,7 @@ def user_prompt_submit(profile, store, event):
     if resumed is not None and was_paused:
         from om.adapter import messages
 
-        return _context("UserPromptSubmit", messages.resumed_context())
+        return _context("UserPromptSubmit", messages.resumed_context(source_id is not None))
     return None
 
 
