@@ -385,3 +385,31 @@ def test_claude_plugin_validate_accepts_the_marketplace_and_the_plugin(claude):
         # The one warning about the shared hooks file: Codex's Interrupt is unknown to Claude Code.
         hook_warnings = [line for line in out.splitlines() if "hooks." in line and "❯" in line]
         assert hook_warnings == ["  ❯ hooks: hooks.Interrupt: unknown hook event; entry ignored at runtime"], out
+
+
+def test_a_resumed_session_is_pointed_at_the_memory_it_checkpointed(claude):
+    observation = "The marker command printed marker-2a9b."
+    checkpointing = checkpointing_model("echo marker-2a9b", observation)
+
+    def script(request):
+        if "Continue where we stopped" not in request.raw:
+            return checkpointing(request)
+        context = start_context(request)
+        if not [out for _, out in request.tool_results() if "# om prime" in out]:
+            return shell(f"{ledger_command_in(context)} prime")
+        return say("Resumed with memory.")
+
+    home = claude(script)
+    home.setup()
+    first = home.run("Print the marker with the shell", env=CHECKPOINT_ENV)
+    assert first.returncode == 0, first
+    session = first.session_id
+    resumed = home.run("Continue where we stopped", resume=session)
+    assert resumed.returncode == 0, resumed
+    assert resumed.session_id == session
+    request = next(r for r in home.mock.requests if "Continue where we stopped" in r.raw)
+    context = start_context(request)
+    assert ledger_command_in(context).split()[-1] == session and " prime" in context
+    prime_output = [out for _, out in home.mock.requests[-1].tool_results() if "# om prime" in out][-1]
+    assert observation in prime_output
+    assert resumed.assistant_texts()[-1] == "Resumed with memory."
