@@ -104,7 +104,7 @@ def test_the_installed_plugin_captures_the_prompt_the_tool_result_and_the_reply(
 
     home = claude(script)
     entry = home.setup().installed()
-    assert entry and entry.get("enabled", True) is not False, entry
+    assert entry and entry["enabled"] is True and entry["scope"] == "user", entry
     run = home.run("Print the marker with the shell")
     assert run.returncode == 0, run
     session = run.session_id
