@@ -16,7 +16,8 @@ from mcp_client import McpServer, run_om
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
-EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search"]
+EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search",
+              "export"]
 MAX_LINE = 4 * 1024 * 1024
 
 
@@ -35,6 +36,8 @@ def minimal_arguments(name):
         args["checkpoint"] = {"through": 0}
     if name == "search":
         args["query"] = "anything"
+    if name == "export":
+        args["format"] = "md"
     return args
 
 

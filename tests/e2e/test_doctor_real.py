@@ -18,7 +18,9 @@ def test_after_one_real_codex_turn_doctor_reports_plugin_hooks_capture_and_mcp_o
                  "capture.SessionStart", "capture.UserPromptSubmit", "capture.PostToolUse", "capture.Stop"):
         assert status[name]["status"] == "ok", status[name]
     assert report["store"] == str(home.data_dir)
-    assert "lists 10 tools" in status["codex.mcp"]["finding"]
+    from om.mcp.tools import catalogue
+
+    assert f"lists {len(catalogue())} tools" in status["codex.mcp"]["finding"]
     assert str(home.data_dir) in status["codex.mcp"]["finding"]
     assert " ok in " in status["capture.Stop"]["finding"]
     assert "plugin-managed" in status["runtime.version"]["finding"]
