@@ -124,7 +124,7 @@ class ClaudeDriver(Driver):
 
     client = "claude"
     session = recorded("SessionStart", "startup")["session_id"]
-    handled = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+    handled = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")
 
     def check_output(self, event, response):
         if event not in self.handled:
@@ -149,6 +149,12 @@ class ClaudeDriver(Driver):
             payload["tool_use_id"] = call
         else:
             del payload["tool_use_id"]
+        return payload
+
+    def failure(self, command, error, turn="p-1", call="toolu_f1"):
+        payload = recorded("PostToolUseFailure", "Bash", scenario="tool_failure")
+        payload.update(session_id=self.session, prompt_id=turn, tool_use_id=call, error=error)
+        payload["tool_input"]["command"] = command
         return payload
 
     def stop(self, message="Done.", turn="p-1", active=False):

@@ -191,3 +191,27 @@ def test_a_bare_resume_prefix_resumes_and_captures_nothing(hook):
     text = hook.context(hook(hook.prompt("[om:resume]", turn="t-2")))
     assert "resumed" in text and "recorded" not in text
     assert hook.sources() == [] and hook.om("status")["paused"] is False
+
+
+# -- the hook path stays cheap ------------------------------------------------------------------
+
+HEAVY = {"argparse", "re", "shlex", "json", "hashlib", "_hashlib", "sqlite3", "enum", "functools", "datetime",
+         "typing", "subprocess", "threading", "pathlib", "tempfile", "logging"}
+
+
+def test_the_hook_path_loads_no_heavy_module_for_any_event(hook):
+    import subprocess
+    import sys
+
+    from hook_drivers import RUNTIME, clean_env
+
+    hook(hook.start())
+    for payload in (hook.prompt("fix the bug"), hook.tool("grep -rn bug src"), hook.stop("Fixed it.")):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-I", "-S", str(RUNTIME), "--store", str(hook.store), "hook",
+             "--client", hook.client],
+            input=json.dumps(payload).encode(), capture_output=True, env=clean_env(), timeout=60)
+        assert proc.returncode == 0
+        loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()
+                  if line.startswith("import time:")}
+        assert "om.ledger" in loaded and not loaded & HEAVY, (payload["hook_event_name"], loaded & HEAVY)

@@ -60,6 +60,30 @@ def test_a_prompt_a_tool_result_and_the_reply_are_captured_keyed_by_the_payloads
     assert len(hook.sources()) == 3
 
 
+def test_a_failed_tool_call_is_evidence_with_its_error_text_keyed_by_tool_use_id(hook):
+    for example in CLAUDE_PAYLOADS:
+        if example["event"] == "PostToolUseFailure":
+            assert hook(dict(example["payload"], session_id=hook.session)) is None
+    bash, read = hook.sources()
+    assert json.loads(bash["text"]) == {
+        "input": {"command": "echo out-before; echo err-text >&2; exit 3", "description": "run command"},
+        "response": {"error": "Exit code 3\nout-before\nerr-text", "is_interrupt": False}, "tool": "Bash"}
+    assert json.loads(read["text"])["tool"] == "Read"
+    same = hook.om("capture", input=json.dumps({"kind": "tool", "text": bash["text"],
+                                                "key": recorded("PostToolUseFailure", "Bash", "tool_failure")["tool_use_id"]}))
+    assert same["source_id"] == bash["id"]
+
+
+def test_a_failed_ledger_call_of_the_agent_is_not_evidence_and_a_large_backlog_is_reminded(hook):
+    command = hook.advertised()
+    assert hook(hook.failure(f"{command} apply < /tmp/checkpoint.json", "Exit code 67\nom: stale cursor")) is None
+    assert hook.sources() == []
+    response = hook(hook.failure("make test", "Exit code 2\n" + "E" * 300, call="toolu_f2"),
+                    env={"OM_CHECKPOINT_BYTES": "100"})
+    assert response["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
+    assert f"{command} pending" in hook.context(response)
+
+
 def test_a_tool_result_without_tool_use_id_is_keyed_by_the_prompt_id(hook):
     hook(hook.tool("make test", call=None, turn="p-9"))
     (source,) = hook.sources()
@@ -195,9 +219,20 @@ def test_bad_input_fails_open_with_an_advisory_a_stderr_line_and_a_log_line(hook
 
 
 def test_receipts_of_claude_events_are_kept_apart_from_codex_receipts(hook):
-    for payload in (hook.start(), hook.prompt("hi"), hook.tool("ls"), hook.stop("bye")):
+    for payload in (hook.start(), hook.prompt("hi"), hook.tool("ls"), hook.failure("false", "Exit code 1"),
+                    hook.stop("bye")):
         hook(payload)
     for event in ClaudeDriver.handled:
         receipt = json.loads((hook.store / "receipts" / "claude" / f"{event}.json").read_text())
         assert receipt["client"] == "claude" and receipt["outcome"] == "ok" and receipt["runs"] == 1
         assert not (hook.store / "receipts" / f"{event}.json").exists()
+
+
+@pytest.mark.parametrize("args", [["hook", "--client", "claude", "--bogus"], ["hook", "--client", "claude"]])
+def test_only_command_line_errors_make_the_claude_hook_exit_nonzero_and_never_with_2(tmp_path, args):
+    from conftest import run_om
+
+    store = [] if args == ["hook", "--client", "claude"] else ["--store", tmp_path / "store"]
+    result = run_om(*store, *args, input=json.dumps(recorded("Stop")))
+    assert result.returncode == 64, result
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1

@@ -111,6 +111,20 @@ def user_prompt_submit(profile, store, event):
 
 
 def post_tool_use(profile, store, event):
+    return _tool_result(profile, store, event, event.get("tool_response"))
+
+
+def post_tool_use_failure(profile, store, event):
+    """A tool call that failed (Claude Code: a Bash command exiting nonzero, a missing file).
+
+    Its error text is evidence like any result; it is stored in the same
+    `{"input", "response", "tool"}` shape, the response being `{"error", "is_interrupt"}`.
+    """
+    return _tool_result(profile, store, event,
+                        {"error": event.get("error"), "is_interrupt": event.get("is_interrupt")})
+
+
+def _tool_result(profile, store, event, response):
     tool = event.get("tool_name")
     tool_input = event.get("tool_input")
     with _open(store, event) as ledger:
@@ -126,7 +140,7 @@ def post_tool_use(profile, store, event):
         from om.adapter import cadence
         from om.jsonio import dumps
 
-        text = dumps({"input": tool_input, "response": event.get("tool_response"), "tool": tool}, sort_keys=True)
+        text = dumps({"input": tool_input, "response": response, "tool": tool}, sort_keys=True)
         key = _string(event, "tool_use_id") or profile.turn(event)
         with ledger.transaction():
             if ledger.is_paused():
@@ -142,7 +156,7 @@ def post_tool_use(profile, store, event):
         from om.adapter import messages
 
         text = messages.large_backlog_reminder(profile, _command(ledger), count, size, ledger.session)
-    return _context("PostToolUse", text)
+    return _context(event["hook_event_name"], text)
 
 
 def _is_own_call(ledger, command):

@@ -4,7 +4,8 @@ The Claude Code profile and event table; the operations, the fail-open runner
 and the cadence are shared with every client (om.adapter). Facts this rests on
 (Claude Code 2.1.332, observed offline):
 - Handled: SessionStart (startup, resume, clear, compact), UserPromptSubmit,
-  PostToolUse, Stop. Ignored without a word: every other event (PreCompact, whose
+  PostToolUse, PostToolUseFailure (a Bash command exiting nonzero, a missing file:
+  its `error` text is evidence too), Stop. Ignored without a word: every other event (PreCompact, whose
   stdout would steer the compaction summary; PostCompact, which rejects
   hookSpecificOutput; SubagentStop, PostToolBatch, MessageDisplay, SessionEnd...)
   and every event carrying `agent_id` (sub-agents, and the compaction summariser,
@@ -14,7 +15,7 @@ and the cadence are shared with every client (om.adapter). Facts this rests on
   `tool_use_id`, final reply (`last_assistant_message`) by `prompt_id`.
 - Responses use only fields Claude Code accepts for the event:
   `hookSpecificOutput` {hookEventName, additionalContext} on SessionStart,
-  UserPromptSubmit, PostToolUse and Stop; `systemMessage` when failing open.
+  UserPromptSubmit, PostToolUse, PostToolUseFailure and Stop; `systemMessage` when failing open.
   Exit status is always 0 (exit 2 would block the prompt or the Stop).
 - The continuation is Stop `hookSpecificOutput.additionalContext`: Claude Code
   continues the turn once with the text sent once, verbatim, with no hook
@@ -61,5 +62,6 @@ HANDLERS = {
     "SessionStart": operations.session_start,
     "UserPromptSubmit": operations.user_prompt_submit,
     "PostToolUse": operations.post_tool_use,
+    "PostToolUseFailure": operations.post_tool_use_failure,
     "Stop": operations.stop,
 }
