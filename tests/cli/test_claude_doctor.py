@@ -16,6 +16,7 @@ from om import receipts
 
 PLUGIN_ID = "om@observational-memory"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+REGISTERED = EVENTS + ("PostToolUseFailure",)
 SETTINGS_COMMAND = 'om --store "$HOME/.claude/om" hook --client claude || true'
 
 
@@ -32,7 +33,7 @@ def make_config(tmp_path, installed=True, enabled=True, settings_hooks=False, ma
         settings["enabledPlugins"] = {PLUGIN_ID: enabled}
     if settings_hooks:
         settings["hooks"] = {e: [{"hooks": [{"type": "command", "command": SETTINGS_COMMAND, "timeout": 30}]}]
-                             for e in EVENTS}
+                             for e in REGISTERED}
     (config / "settings.json").write_text(json.dumps(settings))
     return config
 
@@ -109,10 +110,10 @@ def test_a_plugin_whose_hooks_miss_an_event_fails(tmp_path):
         (ROOT / ".claude-plugin" / "marketplace.json").read_text())
     (marketplace / "plugin" / "hooks").mkdir(parents=True)
     hooks = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())
-    del hooks["hooks"]["Stop"]
+    del hooks["hooks"]["PostToolUseFailure"]
     (marketplace / "plugin" / "hooks" / "hooks.json").write_text(json.dumps(hooks))
     found = doctor(tmp_path, make_config(tmp_path, marketplace=marketplace))
-    assert found["claude.hooks"]["status"] == "fail" and "Stop" in found["claude.hooks"]["finding"]
+    assert found["claude.hooks"]["status"] == "fail" and "PostToolUseFailure" in found["claude.hooks"]["finding"]
     assert found["claude.mcp"]["status"] == "warn"  # this copy declares no MCP server
 
 

@@ -125,6 +125,7 @@ def test_the_installed_plugin_captures_the_prompt_the_tool_result_and_the_reply(
     assert len(home.mock.requests) == 2
     # The one hooks file ran once per event, as the Claude Code client (Codex keeps its receipts apart).
     receipts = home.data_dir / "receipts"
+    assert not (receipts / "claude" / "PostToolUseFailure.json").exists()  # no tool failed
     for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
         assert json.loads((receipts / "claude" / f"{event}.json").read_text())["runs"] == 1, event
     assert not list(receipts.glob("*.json"))
@@ -413,3 +414,21 @@ def test_a_resumed_session_is_pointed_at_the_memory_it_checkpointed(claude):
     prime_output = [out for _, out in home.mock.requests[-1].tool_results() if "# om prime" in out][-1]
     assert observation in prime_output
     assert resumed.assistant_texts()[-1] == "Resumed with memory."
+
+
+def test_a_failed_tool_call_is_captured_as_evidence(claude):
+    def script(request):
+        if not request.tool_results():
+            return shell("echo failing-77; echo broken-pipe-88 >&2; exit 3")
+        return say("The command failed with status 3.")
+
+    home = claude(script)
+    home.setup()
+    run = home.run("Run the failing command with the shell")
+    assert run.returncode == 0, run
+    captured = sources(home, run.session_id)
+    assert [s["kind"] for s in captured] == ["user", "tool", "assistant"]
+    tool = captured[1]["text"]
+    assert "failing-77" in tool and "broken-pipe-88" in tool and "3" in tool
+    receipt = json.loads((home.data_dir / "receipts" / "claude" / "PostToolUseFailure.json").read_text())
+    assert receipt["outcome"] == "ok" and receipt["runs"] == 1

@@ -30,7 +30,10 @@ import time
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
+#: Events whose receipts prove capture works (every session has them).
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+#: Events the hooks must be registered for: failed tool calls arrive only as PostToolUseFailure.
+REGISTERED = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")
 LAUNCHER = "hooks/om-hook"
 SETTINGS_MARK = "hook --client claude"
 INSTALL = f"claude plugin marketplace add <om checkout> && claude plugin install {PLUGIN_ID}"
@@ -188,7 +191,7 @@ def _hooks_check(root, settings_hooks):
         return _finding("claude.hooks", "fail", f"cannot read {hooks_file}: {error or 'no hooks object'}",
                         f"claude plugin install {PLUGIN_ID}")
     spec = spec["hooks"]
-    missing = [e for e in EVENTS if not any(LAUNCHER in c for c in _commands(spec.get(e)))]
+    missing = [e for e in REGISTERED if not any(LAUNCHER in c for c in _commands(spec.get(e)))]
     if missing:
         return _finding("claude.hooks", "fail", f"hooks not registered for {', '.join(missing)} in {hooks_file}",
                         f"claude plugin install {PLUGIN_ID}")
@@ -199,7 +202,7 @@ def _hooks_check(root, settings_hooks):
         return _finding("claude.hooks", "warn",
                         "om hooks are registered twice, by the plugin and in settings.json: each event is "
                         "captured into two stores", "remove the om entries from the hooks block of settings.json")
-    return _finding("claude.hooks", "ok", f"plugin hooks registered for {', '.join(EVENTS)} (no trust step in "
+    return _finding("claude.hooks", "ok", f"plugin hooks registered for {', '.join(REGISTERED)} (no trust step in "
                                           "Claude Code: they run in every session)")
 
 
@@ -215,11 +218,11 @@ def _settings_hooks_check(settings_hooks, settings_path):
         return _finding("claude.hooks", "warn", "no om hooks registered for Claude Code (no plugin, none in "
                                                 f"{settings_path})", INSTALL + "  # or the settings block in docs/claude.md")
     events = sorted({e for e, _ in settings_hooks})
-    missing = [e for e in EVENTS if e not in events]
+    missing = [e for e in REGISTERED if e not in events]
     if missing:
         return _finding("claude.hooks", "fail", f"settings.json hooks miss {', '.join(missing)}",
                         f"add the om hooks block of docs/claude.md to {_q(settings_path)}")
-    return _finding("claude.hooks", "ok", f"settings.json hooks registered for {', '.join(EVENTS)}")
+    return _finding("claude.hooks", "ok", f"settings.json hooks registered for {', '.join(REGISTERED)}")
 
 
 def _store_of(command, environ):
