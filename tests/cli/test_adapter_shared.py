@@ -215,3 +215,18 @@ def test_the_hook_path_loads_no_heavy_module_for_any_event(hook):
         loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()
                   if line.startswith("import time:")}
         assert "om.ledger" in loaded and not loaded & HEAVY, (payload["hook_event_name"], loaded & HEAVY)
+
+
+def test_the_session_start_records_the_project_of_the_events_cwd(hook, tmp_path):
+    import subprocess
+    import sys
+
+    from hook_drivers import RUNTIME, clean_env
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    hook(dict(hook.start(), cwd=str(project / "src")))
+    proc = subprocess.run([sys.executable, "-I", "-S", str(RUNTIME), "--store", str(hook.store), "sessions", "--json"],
+                          capture_output=True, text=True, env=clean_env(), timeout=60)
+    (listed,) = json.loads(proc.stdout)["sessions"]
+    assert listed["session"] == hook.session and listed["project"] == str(project)

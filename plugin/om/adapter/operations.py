@@ -16,6 +16,9 @@ Invariants:
   never while `stop_hook_active` is true.
 - The agent's own ledger calls of this store (its shell commands parsed without
   executing them, and om's MCP tools) are not evidence.
+- The project record (`om_cwd`, `om_project`) is om.sessions.project's: SessionStart
+  and each captured prompt record the event's `cwd`, and a new session's start
+  context may point at the project's earlier memory (om.sessions.pointer).
 """
 
 MAX_TEXT = 1_000_000
@@ -66,8 +69,12 @@ def session_start(profile, store, event):
     from om.adapter import messages
 
     with _open(store, event) as ledger:
+        from om.sessions.pointer import start_note  # records the project; points at earlier memory
+
+        note = start_note(ledger, event.get("cwd"), _string(event, "source"))
         status = ledger.status()
-        text = messages.session_context(profile, _command(ledger), status, _string(event, "source"), ledger.session)
+        text = messages.session_context(profile, _command(ledger), status, _string(event, "source"),
+                                        ledger.session) + note
     return _context("SessionStart", text)
 
 
@@ -95,6 +102,9 @@ def user_prompt_submit(profile, store, event):
                 prompt = resumed
             elif was_paused:
                 return None
+            from om.sessions.project import record_project
+
+            record_project(ledger, event.get("cwd"))
             if prompts.is_continuation(prompt, ledger.meta_get("stop_prompt")):
                 return None
             source_id = _capture(ledger, "user", prompt, turn)
