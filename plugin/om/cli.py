@@ -8,10 +8,8 @@ Handlers import their modules lazily so that a command pays only for itself.
 import os
 import sys
 
-from om import CLIENTS, __version__
+from om import CLIENTS, STORE_ENV, __version__
 from om.errors import OmError, UsageError
-
-STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
 def _parser():

@@ -22,7 +22,7 @@ import stat
 import sys
 import time
 
-from om import __version__
+from om import STORE_ENV, __version__
 
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
@@ -48,7 +48,6 @@ SHIM_MARKERS = ("/shims/", "/.pyenv/", "/.asdf/", "/mise/", "/.rtx/")
 HOOK_BUDGET_MS = 250
 #: A failure within this window is "recent".
 RECENT_FAILURE_S = 24 * 3600
-STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
 def codex_home():
@@ -241,7 +240,7 @@ def _listdir(path):
 
 def _permissions_check(store, sessions):
     loose = []
-    for path, want in [(store, 0o700)] + [(os.path.join(store, s), 0o700) for s in sessions]:
+    for path, _want in [(store, 0o700)] + [(os.path.join(store, s), 0o700) for s in sessions]:
         if _mode(path) & 0o077:
             loose.append(path)
         if path != store:
@@ -296,52 +295,12 @@ def _load_toml(path):
             raw = f.read()
     except OSError:
         return None, None
+    from om.tomlio import TomlError, loads
+
     try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        return _mini_toml(raw.decode("utf-8", "replace")), None
-    try:
-        return tomllib.loads(raw.decode("utf-8", "replace")), None
-    except Exception as e:
+        return loads(raw.decode("utf-8", "replace")), None
+    except TomlError as e:
         return None, str(e)
-
-
-def _mini_toml(text):
-    """The subset of TOML Codex writes for plugins, hook trust and writable roots."""
-    data, table = {}, None
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("[") and line.endswith("]") and not line.startswith("[["):
-            table = data
-            for part in _split_key(line[1:-1]):
-                table = table.setdefault(part, {})
-            continue
-        if "=" in line:
-            key, _, value = line.partition("=")
-            target = table if table is not None else data
-            try:
-                target[_split_key(key.strip())[-1]] = json.loads(value.strip().replace("'", '"'))
-            except ValueError:
-                low = value.strip()
-                if low in ("true", "false"):
-                    target[_split_key(key.strip())[-1]] = low == "true"
-    return data
-
-
-def _split_key(key):
-    parts, cur, quoted = [], "", False
-    for ch in key:
-        if ch == '"':
-            quoted = not quoted
-        elif ch == "." and not quoted:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur.strip())
-    return parts
 
 
 def trust_hash(event, group, handler):
@@ -373,7 +332,7 @@ def _plugin_checks(home, store):
     install = f"codex plugin marketplace add <om checkout> && codex plugin add {plugin_id}"
     config, error = _load_toml(config_path)
     if error:
-        return [_check("codex.plugin", "fail", f"{config_path} is not valid TOML: {error}", f"edit {_q(config_path)}")], None
+        return [_check("codex.plugin", "fail", f"{config_path}: {error}", f"edit {_q(config_path)}")], None
     config = config or {}
     entry = (config.get("plugins") or {}).get(plugin_id)
     cache = os.path.join(home, "plugins", "cache", MARKETPLACE, PLUGIN)
