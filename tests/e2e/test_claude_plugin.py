@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from claude_harness import (  # noqa: F401 (fixtures)
-    MCP_PREFIX, STOP_CONTEXT, claude, claude_bin, claude_marketplace, json_in, ledger, ledger_command_in, session_in,
+    MCP_PREFIX,
+    STOP_CONTEXT,
+    claude,
+    claude_bin,
+    claude_marketplace,
+    json_in,
+    ledger,
+    ledger_command_in,
+    session_in,
 )
 from claude_mock import say, shell, tool_call
 

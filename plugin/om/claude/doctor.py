@@ -155,7 +155,7 @@ def _run_root(config, entry):
     known, _ = _load(os.path.join(config, "plugins", "known_marketplaces.json"))
     market = known.get(MARKETPLACE) if isinstance(known, dict) else None
     source = market.get("source") if isinstance(market, dict) else None
-    if isinstance(source, dict) and source.get("source") == "directory":
+    if isinstance(market, dict) and isinstance(source, dict) and source.get("source") == "directory":
         location = str(market.get("installLocation") or source.get("path"))
         manifest, _ = _load(os.path.join(location, ".claude-plugin", "marketplace.json"))
         listed = manifest.get("plugins") if isinstance(manifest, dict) else None
