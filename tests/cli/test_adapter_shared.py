@@ -122,7 +122,7 @@ def test_a_wrapped_continuation_is_recognised_with_its_xml_specials_escaped(hook
 def test_a_prompt_that_only_quotes_the_continuation_is_evidence(hook):
     text = _continued(hook)
     hook(hook.prompt("Why did you get this? " + text, turn="t-2"))
-    hook(hook.prompt(f'<hook_prompt hook_run_id="x">something else</hook_prompt>', turn="t-3"))
+    hook(hook.prompt('<hook_prompt hook_run_id="x">something else</hook_prompt>', turn="t-3"))
     assert len(hook.texts()) == 4
 
 
@@ -230,3 +230,15 @@ def test_the_session_start_records_the_project_of_the_events_cwd(hook, tmp_path)
                           capture_output=True, text=True, env=clean_env(), timeout=60)
     (listed,) = json.loads(proc.stdout)["sessions"]
     assert listed["session"] == hook.session and listed["project"] == str(project)
+
+
+def test_a_ledger_call_given_as_cmd_or_with_the_options_after_the_command_is_not_evidence(hook):
+    command = hook.advertised()
+    payload = hook.tool("", call="call-cmd")
+    payload["tool_input"] = {"cmd": f"{command} pending"}
+    hook(payload)
+    store, session = str(hook.store.resolve()), hook.session
+    hook(hook.tool(f"om prime --store {store} --session {session}", call="call-after"))
+    assert hook.sources() == []
+    hook(hook.tool("ls", call="call-ls"))
+    assert len(hook.sources()) == 1

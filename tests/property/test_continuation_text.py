@@ -1,7 +1,8 @@
 """Properties of recognising om's own continuation in a prompt: every client wrapping of
 the exact text is recognised, and nothing that differs from it is."""
 
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from om.adapter.prompts import is_continuation
 

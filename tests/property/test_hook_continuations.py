@@ -4,7 +4,8 @@ each turn is due, never while a continuation is running, and every reply capture
 
 import tempfile
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hook_drivers import DRIVERS
 

@@ -140,8 +140,7 @@ def _tool_result(profile, store, event, response):
     with _open(store, event) as ledger:
         if ledger.is_paused():
             return None
-        if tool in profile.shell_tools and isinstance(tool_input, dict) and _is_own_call(
-                ledger, tool_input.get("command")):
+        if tool in profile.shell_tools and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input):
             return None
         if profile.is_own_mcp_tool(tool):
             # om's own MCP tools (pending, prime...) echo the ledger back;
@@ -169,14 +168,16 @@ def _tool_result(profile, store, event, response):
     return _context(event["hook_event_name"], text)
 
 
-def _is_own_call(ledger, command):
-    if not isinstance(command, str) or ledger.store not in command:
+def _is_own_call(ledger, tool_input):
+    store = ledger.store
+    if not any(isinstance(value, str) and store in value for value in tool_input.values()):
         # Most tool calls: decided without loading the parser (a ledger call spells out the store).
         return False
     from om.codex.command import ledger_argv
-    from om.codex.selfcapture import is_ledger_call
+    from om.codex.selfcapture import command_of, is_ledger_call
 
-    return is_ledger_call(command, ledger_argv(ledger.store, ledger.session), ledger.store, ledger.session)
+    # The command is `tool_input.command`, else `cmd` (exec-style tools), as v1 read it.
+    return is_ledger_call(command_of(tool_input), ledger_argv(store, ledger.session), store, ledger.session)
 
 
 # -- Stop -----------------------------------------------------------------------
