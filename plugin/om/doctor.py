@@ -72,6 +72,10 @@ def diagnose(store=None):
     checks += _store_checks(store, source)
     checks += _codex_checks(home, store)
     checks += _receipt_checks(store)
+    from om.claude.doctor import checks as claude_checks
+
+    # Claude Code keeps its own store (its plugin data folder) unless one was named.
+    checks += claude_checks(None if source == "Codex plugin data" else store)
     order = {"ok": 0, "warn": 1, "fail": 2}
     worst = max((c["status"] for c in checks), key=order.__getitem__, default="ok")
     return {"status": worst, "version": __version__, "store": store, "store_from": source, "checks": checks}

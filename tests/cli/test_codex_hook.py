@@ -56,7 +56,7 @@ def start(source="startup"):
 
 
 class Hook:
-    """The registered hook command, with ${PLUGIN_ROOT} and PLUGIN_DATA as Codex provides them."""
+    """The registered hook command, with the plugin root and data variables Codex provides."""
 
     def __init__(self, data):
         self.data = data
@@ -64,9 +64,9 @@ class Hook:
     def __call__(self, payload, env=None, event=None, raw=None):
         event = event or payload["hook_event_name"]
         command = REGISTERED.get(event, REGISTERED["Stop"])[0]["hooks"][0]["command"]
-        command = command.replace("${PLUGIN_ROOT}", str(ROOT / "plugin"))
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-        full_env.update(PLUGIN_ROOT=str(ROOT / "plugin"), PLUGIN_DATA=str(self.data), **(env or {}))
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_PLUGIN_"))}
+        full_env.update(PLUGIN_ROOT=str(ROOT / "plugin"), PLUGIN_DATA=str(self.data),
+                        CLAUDE_PLUGIN_ROOT=str(ROOT / "plugin"), CLAUDE_PLUGIN_DATA=str(self.data), **(env or {}))
         data = raw if raw is not None else json.dumps(payload).encode()
         proc = subprocess.run(["/bin/sh", "-c", command], input=data, capture_output=True, env=full_env,
                               cwd="/", timeout=60)
@@ -389,9 +389,10 @@ def test_the_registered_command_exits_0_even_when_the_launcher_or_the_runtime_is
     empty = tmp_path / "empty-plugin"
     empty.mkdir()
     for event, groups in REGISTERED.items():
-        command = groups[0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", str(empty))
+        command = groups[0]["hooks"][0]["command"]
         proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(stop()).encode(), capture_output=True,
-                              env=dict(os.environ, PLUGIN_ROOT=str(empty), PLUGIN_DATA=str(tmp_path / "d")),
+                              env=dict(os.environ, PLUGIN_ROOT=str(empty), PLUGIN_DATA=str(tmp_path / "d"),
+                                       CLAUDE_PLUGIN_ROOT=str(empty), CLAUDE_PLUGIN_DATA=str(tmp_path / "d")),
                               timeout=60)
         assert proc.returncode == 0 and proc.stdout == b"", (event, proc)
     root = _plugin_copy(tmp_path)

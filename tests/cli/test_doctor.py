@@ -52,7 +52,7 @@ def install_runtime(root):
 
 
 def doctor(home, store, *extra, env=None):
-    e = {"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    e = {"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", ""), "CLAUDE_CONFIG_DIR": str(home / "no-claude")}
     if env:
         e.update(env)
     return run_om("doctor", "--json", *(["--store", store] if store else []), *extra, env=e)
@@ -352,7 +352,8 @@ def test_the_text_report_gives_the_same_findings_as_json(tmp_path):
     home = make_home(tmp_path, trust=False)
     os.chmod(store, 0o755)
     data = doctor(home, store)
-    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", "")})
+    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", ""),
+                                                   "CLAUDE_CONFIG_DIR": str(home / "no-claude")})
     assert text.returncode == data.returncode == 1
     lines = text.stdout.splitlines()
     assert lines[0].startswith(f"om doctor: {data.json['status']} (store {data.json['store']}")

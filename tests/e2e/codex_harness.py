@@ -182,6 +182,8 @@ class CodexHome:
         spec = json.loads((self.plugin_root / "hooks" / "hooks.json").read_text())
         expected = {}
         for event, groups in spec["hooks"].items():
+            if event not in EVENT_SNAKE:
+                continue  # an event only Claude Code has (the file serves both): Codex drops it unlisted
             for gi, group in enumerate(groups):
                 for hi, handler in enumerate(group["hooks"]):
                     key = f"{PLUGIN_ID}:hooks/hooks.json:{EVENT_SNAKE[event]}:{gi}:{hi}"

@@ -90,6 +90,14 @@ def probe(root, environ=None, timeout=TIMEOUT_S):
         return _result("fail", f"MCP server {name!r} cannot start: {e}",
                        "install Python 3.9 or newer as python3 on the PATH Codex runs with")
     shown = " ".join([entry["command"]] + [str(a) for a in entry.get("args") or []])
+    return exchange(name, argv, cwd, env, shown, manual.format(cmd=shown), reinstall, timeout)
+
+
+def exchange(name, argv, cwd, env, shown, manual, reinstall, timeout=TIMEOUT_S):
+    """Start `argv` as MCP server `name`, list its tools, stop it; the result of `probe`.
+
+    Shared by every client's check: only how the server is launched differs.
+    """
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": PROTOCOL, "capabilities": {},
@@ -110,7 +118,7 @@ def probe(root, environ=None, timeout=TIMEOUT_S):
         proc.kill()
         proc.communicate()
         return _result("fail", f"MCP server {name!r} ({shown}) did not answer tools/list within {timeout:g} s",
-                       manual.format(cmd=shown), shown, cwd)
+                       manual, shown, cwd)
     ms = round((time.monotonic() - started) * 1000)
     responses = {}
     for line in out.splitlines():
@@ -118,7 +126,7 @@ def probe(root, environ=None, timeout=TIMEOUT_S):
             message = json.loads(line)
         except ValueError:
             return _result("fail", f"MCP server {name!r} wrote something other than JSON-RPC to stdout:"
-                           f" {line[:80]!r}", manual.format(cmd=shown), shown, cwd)
+                           f" {line[:80]!r}", manual, shown, cwd)
         if isinstance(message, dict) and message.get("id") in (1, 2):
             responses[message["id"]] = message
     tools = (responses.get(2, {}).get("result") or {}).get("tools")
@@ -126,7 +134,7 @@ def probe(root, environ=None, timeout=TIMEOUT_S):
         why = _last_line(err) or f"exit status {proc.returncode}"
         failed = "initialize" if "result" not in responses.get(1, {}) else "tools/list"
         return _result("fail", f"MCP server {name!r} ({shown}) did not answer {failed}: {why}",
-                       manual.format(cmd=shown), shown, cwd)
+                       manual, shown, cwd)
     names = [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
     missing = [t for t in REQUIRED_TOOLS if t not in names]
     if missing:

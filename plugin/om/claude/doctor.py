@@ -1,0 +1,316 @@
+"""`om doctor`'s Claude Code checks: plugin installed and enabled, hooks registered, the
+MCP server starting, and capture receipts of the Claude Code hooks.
+
+Invariants:
+- Read-only, like the rest of doctor: it reads Claude Code's own files and starts the
+  plugin's MCP server only to list its tools; it never installs, enables or edits.
+- Each finding is {"check", "status" (ok|warn|fail), "finding", "fix"}, the fix being
+  empty when ok; names start with `claude.`.
+- Without any Claude Code configuration it reports one ok finding and nothing else:
+  a Codex-only user is not warned about a client they do not use.
+
+Claude Code facts it relies on (2.1.332): the configuration folder is
+$CLAUDE_CONFIG_DIR, else ~/.claude. `claude plugin install om@observational-memory`
+records the plugin in plugins/installed_plugins.json (`{"plugins": {id: [{scope,
+installPath, version, projectPath}]}}`) and enables it in the `enabledPlugins` of the
+settings file of its scope (user: settings.json here; project: <projectPath>/.claude/
+settings.json; local: <projectPath>/.claude/settings.local.json); its
+marketplace is in plugins/known_marketplaces.json, and for a `directory` marketplace
+the hooks run from the marketplace folder itself (CLAUDE_PLUGIN_ROOT), not from the
+cache copy. The plugin's data folder (the store) is plugins/data/om-observational-memory,
+made at the first session. Plugin hooks come from hooks/hooks.json; settings hooks from
+the `hooks` block of settings.json. A plugin's MCP server from its manifest gets
+${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_PLUGIN_DATA} substituted and both as variables.
+"""
+
+import json
+import os
+import time
+
+PLUGIN = "om"
+MARKETPLACE = "observational-memory"
+PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
+#: Events whose receipts prove capture works (every session has them).
+EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+#: Events the hooks must be registered for: failed tool calls arrive only as PostToolUseFailure.
+REGISTERED = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")
+LAUNCHER = "hooks/om-hook"
+SETTINGS_MARK = "hook --client claude"
+INSTALL = f"claude plugin marketplace add <om checkout> && claude plugin install {PLUGIN_ID}"
+#: p95 hook time above which capture is felt by the user (the same budget as Codex's).
+HOOK_BUDGET_MS = 250
+RECENT_FAILURE_S = 24 * 3600
+
+
+def config_dir(environ=None):
+    environ = os.environ if environ is None else environ
+    return os.path.expanduser(environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+
+
+def plugin_data_dir(config=None):
+    return os.path.join(config or config_dir(), "plugins", "data", f"{PLUGIN}-{MARKETPLACE}")
+
+
+def checks(store=None, environ=None):
+    """Claude Code findings. `store`: the store doctor was pointed at explicitly, if any."""
+    environ = os.environ if environ is None else environ
+    config = config_dir(environ)
+    if not os.path.isdir(config):
+        return [_finding("claude.plugin", "ok", f"no Claude Code configuration at {config}: nothing to check")]
+    settings_path = os.path.join(config, "settings.json")
+    settings, error = _load(settings_path)
+    if error:
+        return [_finding("claude.plugin", "fail", f"{settings_path} is not valid JSON: {error}",
+                         f"edit {_q(settings_path)} (Claude Code ignores an invalid settings file, hooks included)")]
+    settings = settings if isinstance(settings, dict) else {}
+    settings_hooks = _settings_hooks(settings)
+    found = []
+    root = _plugin_checks(config, settings, settings_hooks, found)
+    if root is not None:
+        found.append(_hooks_check(root, settings_hooks))
+        found.append(_mcp_check(root, config, environ))
+        claude_store = store or plugin_data_dir(config)
+    else:
+        found.append(_settings_hooks_check(settings_hooks, settings_path))
+        claude_store = store or (settings_hooks and _store_of(settings_hooks[0][1], environ))
+    if claude_store:
+        found += receipt_findings(claude_store, "claude", EVENTS, "claude.capture",
+                                  "start a Claude Code session (claude), then rerun om doctor")
+    return found
+
+
+def _finding(name, status, finding, fix=""):
+    return {"check": name, "status": status, "finding": finding, "fix": fix if status != "ok" else ""}
+
+
+def _q(path):
+    return "'" + str(path).replace("'", "'\\''") + "'"
+
+
+def _load(path):
+    """(parsed JSON or None when absent, error text or None)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f), None
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as e:
+        return None, str(e)
+
+
+# -- plugin ---------------------------------------------------------------------------
+
+
+def _plugin_checks(config, settings, settings_hooks, found):
+    """Append the claude.plugin finding; return the plugin root hooks run from, or None."""
+    installed, _ = _load(os.path.join(config, "plugins", "installed_plugins.json"))
+    entries = ((installed or {}).get("plugins") or {}).get(PLUGIN_ID) if isinstance(installed, dict) else None
+    entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    if not entries:
+        if not settings_hooks:
+            found.append(_finding("claude.plugin", "warn",
+                                  f"Claude Code plugin {PLUGIN_ID} not installed in {config}: nothing captures "
+                                  "automatically in Claude Code", INSTALL))
+        else:
+            found.append(_finding("claude.plugin", "ok",
+                                  f"Claude Code plugin {PLUGIN_ID} not installed; hooks come from settings.json"))
+        return None
+    enabled = [e for e in entries if _enabled_in(e, settings) is True]
+    if not enabled:
+        entry = entries[0]
+        scope = entry.get("scope", "user")
+        where = "" if scope == "user" else f" (scope {scope}, project {entry.get('projectPath')})"
+        found.append(_finding("claude.plugin", "fail",
+                              f"Claude Code plugin {PLUGIN_ID} is installed but not enabled{where}",
+                              f"claude plugin enable {PLUGIN_ID}" + ("" if scope == "user" else f" --scope {scope}")))
+        return None
+    entry = enabled[0]
+    root = _run_root(config, entry)
+    if root is None or not os.path.isdir(root):
+        found.append(_finding("claude.plugin", "fail",
+                              f"Claude Code plugin {PLUGIN_ID} is enabled but its folder {root} is missing",
+                              f"claude plugin install {PLUGIN_ID}"))
+        return None
+    found.append(_finding("claude.plugin", "ok",
+                          f"Claude Code plugin {PLUGIN_ID} {entry.get('version', '?')} installed and enabled "
+                          f"(scope {entry.get('scope', '?')}, hooks run from {root})"))
+    return root
+
+
+def _enabled_in(entry, settings):
+    """`enabledPlugins` of the settings file the entry's scope writes: user, project or local."""
+    scope = entry.get("scope", "user")
+    if scope != "user":
+        project = entry.get("projectPath")
+        if not isinstance(project, str):
+            return None
+        name = "settings.json" if scope == "project" else "settings.local.json"
+        settings, _ = _load(os.path.join(project, ".claude", name))
+    enabled = settings.get("enabledPlugins") if isinstance(settings, dict) else None
+    return enabled.get(PLUGIN_ID) if isinstance(enabled, dict) else None
+
+
+def _run_root(config, entry):
+    """Where the hooks run from: a directory marketplace's own folder, else the installed copy."""
+    known, _ = _load(os.path.join(config, "plugins", "known_marketplaces.json"))
+    market = known.get(MARKETPLACE) if isinstance(known, dict) else None
+    source = market.get("source") if isinstance(market, dict) else None
+    if isinstance(market, dict) and isinstance(source, dict) and source.get("source") == "directory":
+        location = str(market.get("installLocation") or source.get("path"))
+        manifest, _ = _load(os.path.join(location, ".claude-plugin", "marketplace.json"))
+        listed = manifest.get("plugins") if isinstance(manifest, dict) else None
+        for plugin in listed if isinstance(listed, list) else []:
+            if isinstance(plugin, dict) and plugin.get("name") == PLUGIN and isinstance(plugin.get("source"), str):
+                return os.path.normpath(os.path.join(location, plugin["source"]))
+    path = entry.get("installPath")
+    return path if isinstance(path, str) else None
+
+
+# -- hooks ------------------------------------------------------------------------------
+
+
+def _settings_hooks(settings):
+    """[(event, command)] of settings.json hooks that run `om ... hook --client claude`."""
+    out = []
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                command = handler.get("command") if isinstance(handler, dict) else None
+                if isinstance(command, str) and SETTINGS_MARK in command:
+                    out.append((event, command))
+    return out
+
+
+def _hooks_check(root, settings_hooks):
+    hooks_file = os.path.join(root, "hooks", "hooks.json")
+    spec, error = _load(hooks_file)
+    if error or not isinstance(spec, dict) or not isinstance(spec.get("hooks"), dict):
+        return _finding("claude.hooks", "fail", f"cannot read {hooks_file}: {error or 'no hooks object'}",
+                        f"claude plugin install {PLUGIN_ID}")
+    spec = spec["hooks"]
+    missing = [e for e in REGISTERED if not any(LAUNCHER in c for c in _commands(spec.get(e)))]
+    if missing:
+        return _finding("claude.hooks", "fail", f"hooks not registered for {', '.join(missing)} in {hooks_file}",
+                        f"claude plugin install {PLUGIN_ID}")
+    if not os.path.isfile(os.path.join(root, LAUNCHER)):
+        return _finding("claude.hooks", "fail", f"the hook launcher {os.path.join(root, LAUNCHER)} is missing",
+                        f"claude plugin install {PLUGIN_ID}")
+    if settings_hooks:
+        return _finding("claude.hooks", "warn",
+                        "om hooks are registered twice, by the plugin and in settings.json: each event is "
+                        "captured into two stores", "remove the om entries from the hooks block of settings.json")
+    return _finding("claude.hooks", "ok", f"plugin hooks registered for {', '.join(REGISTERED)} (no trust step in "
+                                          "Claude Code: they run in every session)")
+
+
+def _commands(groups):
+    for group in groups if isinstance(groups, list) else []:
+        for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+            if isinstance(handler, dict) and isinstance(handler.get("command"), str):
+                yield handler["command"]
+
+
+def _settings_hooks_check(settings_hooks, settings_path):
+    if not settings_hooks:
+        return _finding("claude.hooks", "warn", "no om hooks registered for Claude Code (no plugin, none in "
+                                                f"{settings_path})", INSTALL + "  # or the settings block in docs/claude.md")
+    events = sorted({e for e, _ in settings_hooks})
+    missing = [e for e in REGISTERED if e not in events]
+    if missing:
+        return _finding("claude.hooks", "fail", f"settings.json hooks miss {', '.join(missing)}",
+                        f"add the om hooks block of docs/claude.md to {_q(settings_path)}")
+    return _finding("claude.hooks", "ok", f"settings.json hooks registered for {', '.join(REGISTERED)}")
+
+
+def _store_of(command, environ):
+    """The --store a settings hook command names (variables and ~ expanded), or None."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if "--store" in words[:-1]:
+        value = words[words.index("--store") + 1]
+        home = environ.get("HOME") or os.path.expanduser("~")
+        return os.path.expanduser(value.replace("${HOME}", home).replace("$HOME", home))
+    return environ.get("OBSERVATIONAL_MEMORY_STORE")
+
+
+# -- MCP --------------------------------------------------------------------------------
+
+
+def _mcp_check(root, config, environ):
+    """Start the plugin's MCP server as Claude Code would, and list its tools."""
+    from om.mcp.probe import exchange
+
+    manifest = os.path.join(root, ".claude-plugin", "plugin.json")
+    data, error = _load(manifest)
+    servers = (data or {}).get("mcpServers") if isinstance(data, dict) else None
+    entry = servers.get(PLUGIN) if isinstance(servers, dict) else None
+    if error or not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return _finding("claude.mcp", "warn", f"{manifest} declares no om MCP server: the agent can only reach the "
+                                              "ledger through its shell", f"claude plugin install {PLUGIN_ID}")
+    store = plugin_data_dir(config)
+
+    def expand(value):
+        return str(value).replace("${CLAUDE_PLUGIN_ROOT}", root).replace("${CLAUDE_PLUGIN_DATA}", store)
+
+    import shutil
+
+    command = expand(entry["command"])
+    if os.sep not in command:
+        found = shutil.which(command, path=environ.get("PATH", ""))
+        if found is None:
+            return _finding("claude.mcp", "fail", f"MCP server {PLUGIN!r} cannot start: {command} is not on PATH",
+                            "install Python 3.9 or newer as python3 on the PATH Claude Code runs with")
+        command = found
+    args = [expand(a) for a in entry.get("args") or []]
+    env = {k: v for k, v in environ.items() if not k.startswith("CLAUDE_PLUGIN_")}
+    env.update({str(k): expand(v) for k, v in (entry.get("env") or {}).items()})
+    env.update(CLAUDE_PLUGIN_ROOT=root, CLAUDE_PLUGIN_DATA=store)
+    shown = " ".join([entry["command"]] + [str(a) for a in entry.get("args") or []])
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = root
+    result = exchange(PLUGIN, [command] + args, cwd, env, shown, " ".join([command] + args) + " < /dev/null",
+                      f"claude plugin install {PLUGIN_ID}")
+    finding = result["finding"] + (f"; it serves {store}" if result["status"] == "ok" else "")
+    return _finding("claude.mcp", result["status"], finding, result["fix"])
+
+
+# -- capture receipts ---------------------------------------------------------------------
+
+
+def receipt_findings(store, client, events, prefix, never_ran_fix):
+    """One finding per event from `client`'s capture receipts in `store`."""
+    from om.receipts import read_all
+
+    receipts = read_all(store, client)
+    found = []
+    now = time.time()
+    for event in events:
+        name = f"{prefix}.{event}"
+        r = receipts.get(event)
+        if r is None:
+            found.append(_finding(name, "warn", f"{event} hook never ran (receipts in {store})", never_ran_fix))
+            continue
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.get("last_at") or 0))
+        recent = sorted(x for x in r.get("recent_ms", []) if isinstance(x, (int, float)))
+        p95 = recent[min(len(recent) - 1, int(0.95 * len(recent)))] if recent else 0.0
+        summary = f"last {when} {r.get('outcome')} in {r.get('duration_ms')} ms; {r.get('runs')} run(s), p95 {p95} ms"
+        rerun = f"rerun the failing step by hand: om --store {_q(store)} hook --client {client} < event.json"
+        if r.get("outcome") == "failed":
+            found.append(_finding(name, "fail", f"last run failed ({summary})", rerun))
+        elif r.get("last_failure_at") and now - r["last_failure_at"] < RECENT_FAILURE_S:
+            found.append(_finding(name, "warn", f"failed within the last day ({summary})", rerun))
+        elif p95 > HOOK_BUDGET_MS:
+            found.append(_finding(name, "warn", f"p95 {p95} ms is over the {HOOK_BUDGET_MS} ms budget ({summary})",
+                                  "om doctor: check runtime.hook_python (a shim) and the store's disk"))
+        else:
+            found.append(_finding(name, "ok", summary))
+    return found

@@ -1,0 +1,107 @@
+"""The one registered hook command and launcher, run as each client runs plugin hooks.
+
+Claude Code 2.1.332 sets only CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA for plugin
+hooks; Codex 0.169.0 sets those and PLUGIN_ROOT/PLUGIN_DATA. The command is taken
+verbatim from plugin/hooks/hooks.json and run by sh on recorded payloads.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipapp
+
+import pytest
+
+from conftest import ROOT
+
+PLUGIN = ROOT / "plugin"
+REGISTERED = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+CLAUDE = json.loads((ROOT / "tests" / "fixtures" / "claude-2.1.332" / "event_payloads.json").read_text())
+CODEX_START = json.loads((ROOT / "tests" / "fixtures" / "codex-0.169.0" / "session-start.plugin.payload.json")
+                         .read_text())["payload"]
+
+
+def claude_payload(event, variant=None):
+    return next(p["payload"] for p in CLAUDE if p["event"] == event and p["thread"] == "main"
+                and (variant is None or p["variant"] == variant))
+
+
+def plugin_copy(tmp_path):
+    root = tmp_path / "plugin"
+    for part in ("hooks", "bin", "om"):
+        shutil.copytree(PLUGIN / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def launch(root, payload, claude_data=None, codex_data=None, event="SessionStart"):
+    """Run the registered command with the variables a client sets; return (response, stderr)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
+    env["PATH"] = os.path.dirname(os.path.realpath(sys.executable)) + os.pathsep + env.get("PATH", "")
+    env["CLAUDE_PLUGIN_ROOT"] = str(root)
+    if claude_data is not None:
+        env["CLAUDE_PLUGIN_DATA"] = str(claude_data)
+    if codex_data is not None:
+        env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(codex_data))
+    command = REGISTERED[event][0]["hooks"][0]["command"]
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
+                          env=env, cwd="/", timeout=60)
+    assert proc.returncode == 0, proc
+    return (json.loads(proc.stdout) if proc.stdout.strip() else None), proc.stderr.decode()
+
+
+def test_with_claude_codes_variables_the_launcher_runs_the_claude_adapter(tmp_path):
+    root, data = plugin_copy(tmp_path), tmp_path / "claude-data"
+    payload = claude_payload("SessionStart", "startup")
+    response, _ = launch(root, payload, claude_data=data)
+    output = response["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart" and payload["session_id"] in output["additionalContext"]
+    assert (data / "receipts" / "claude" / "SessionStart.json").is_file()
+    assert not (data / "receipts" / "SessionStart.json").exists()
+    prompt = claude_payload("UserPromptSubmit")
+    assert launch(root, prompt, claude_data=data, event="UserPromptSubmit")[0] is None
+
+
+def test_with_codexs_variables_the_launcher_runs_the_codex_adapter_whatever_else_is_set(tmp_path):
+    root, data = plugin_copy(tmp_path), tmp_path / "codex-data"
+    # Codex sets CLAUDE_PLUGIN_DATA too; PLUGIN_DATA decides.
+    response, _ = launch(root, CODEX_START, claude_data=data, codex_data=data)
+    assert CODEX_START["session_id"] in response["hookSpecificOutput"]["additionalContext"]
+    assert (data / "receipts" / "SessionStart.json").is_file()
+    assert not (data / "receipts" / "claude").exists()
+
+
+@pytest.mark.parametrize("breakage", ["no data variable", "data path is a regular file"])
+def test_the_launcher_fails_open_with_one_advisory_and_exit_0(tmp_path, breakage):
+    root = plugin_copy(tmp_path)
+    data = tmp_path / "claude-data"
+    if breakage == "data path is a regular file":
+        data.write_text("not a directory")
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
+        response, stderr = launch(root, claude_payload(event), event=event,
+                                  claude_data=None if breakage == "no data variable" else data)
+        assert set(response) == {"systemMessage"} and response["systemMessage"].startswith("om: "), event
+        assert stderr.startswith("om: ")
+    if data.exists():
+        assert data.read_text() == "not a directory"
+
+
+def test_a_pinned_runtime_installed_by_a_claude_code_hook_names_the_claude_plugin_as_its_owner(tmp_path):
+    root, data = plugin_copy(tmp_path), tmp_path / "claude-data"
+    staging = tmp_path / "staging"
+    shutil.copytree(PLUGIN / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "runtime").mkdir()
+    asset = root / "runtime" / "om-9.2.0.pyz"
+    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")
+    blob = asset.read_bytes()
+    (root / "plugin-pins.json").write_text(json.dumps({"schema_version": 1, "pin": {
+        "version": "9.2.0", "tag": "v9.2.0", "protocol": 1, "asset": asset.name,
+        "sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "repo": "om-memory/om"}}))
+    response, _ = launch(root, claude_payload("SessionStart", "startup"), claude_data=data)
+    installed = data / "runtime" / "9.2.0" / "om"
+    assert f" {installed} --store " in response["hookSpecificOutput"]["additionalContext"]
+    refusal = subprocess.run([sys.executable, "-I", "-S", str(installed), "self", "update", "--check"],
+                             capture_output=True, text=True, timeout=60)
+    assert refusal.returncode == 67 and "managed by the om Claude Code plugin" in refusal.stderr, refusal
