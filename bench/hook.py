@@ -19,7 +19,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "plugin"))
 SOURCES = 10_000
 SESSION = "bench-session"
 HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder", "enum", "sqlite3", "datetime",
@@ -75,7 +75,7 @@ def main():
     parser.add_argument("--runs", type=int, default=60)
     args = parser.parse_args()
     python = real_interpreter()
-    with open(os.path.join(ROOT, "hooks", "hooks.json"), encoding="utf-8") as fh:
+    with open(os.path.join(ROOT, "plugin", "hooks", "hooks.json"), encoding="utf-8") as fh:
         registered = json.load(fh)["hooks"]
     baseline_argv = [python, "-I", "-S", "-c", "pass"]
     print(f"interpreter: {python}")
@@ -88,7 +88,7 @@ def main():
             with open(os.path.join(store, ".om-python"), "w") as fh:
                 fh.write(python + "\n")
             env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-            env.update(PLUGIN_ROOT=ROOT, PLUGIN_DATA=store)
+            env.update(PLUGIN_ROOT=os.path.join(ROOT, "plugin"), PLUGIN_DATA=store)
             base, hooks = [], {name: [] for name in ("UserPromptSubmit", "PostToolUse", "Stop")}
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
             hooks["sqlite insert floor"] = []
@@ -102,7 +102,7 @@ def main():
                 hooks["sqlite insert floor"].append(timed(floor_argv))
                 payloads = events(i)
                 for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
-                    command = registered[name][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", ROOT)
+                    command = registered[name][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", os.path.join(ROOT, "plugin"))
                     payload = json.dumps(payloads[name]).encode()
                     hooks[name].append(timed(["/bin/sh", "-c", command], payload, env))
                     base.append(timed(baseline_argv))
@@ -110,7 +110,7 @@ def main():
         store = os.path.join(tmp, "store-10")
         print("\nheavy modules imported by the hook process (python -X importtime):")
         for name, payload in events(10_000).items():
-            proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "bin", "om"),
+            proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"),
                                    "--store", store, "hook", "--client", "codex"],
                                   input=json.dumps(payload).encode(), capture_output=True)
             loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()}

@@ -21,7 +21,7 @@ SESSION = "bench"
 
 def env():
     e = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    e["PYTHONPATH"] = str(ROOT)
+    e["PYTHONPATH"] = str(ROOT / "plugin")
     return e
 
 

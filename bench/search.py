@@ -23,7 +23,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "plugin"))
 
 WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle docker image migration table index "
          "query latency error warning failed passed commit branch merge review token auth session memory disk "
@@ -31,7 +31,7 @@ WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle doc
 
 
 def om(store, *args, input=None):
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
     env.pop("OBSERVATIONAL_MEMORY_STORE", None)
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", "bench", *args],
@@ -44,7 +44,7 @@ def om(store, *args, input=None):
 
 def om_hook(store, payload):
     """`om --store S hook --client codex` with one event; it must answer and exit 0."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "om", "--store", store, "hook", "--client", "codex"],
                        input=payload, capture_output=True, env=env)

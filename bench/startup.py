@@ -72,10 +72,10 @@ def main(argv=None):
         commands = {
             "bare": [python, "-I", "-S", "-c", "pass"],
             "installed": [str(tmp / "bin" / "om"), "--version"],
-            "source": [python, "-I", "-S", "-c", SOURCE % str(ROOT), "--version"],
+            "source": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), "--version"],
             "pyz": [python, "-I", str(pyz), "--version"],
             "hook": [str(tmp / "bin" / "om"), *hook],
-            "hook-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT), *hook],
+            "hook-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *hook],
         }
         for cmd in commands.values():  # warm caches (shiv extraction, page cache)
             for _ in range(3):

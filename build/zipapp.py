@@ -26,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY_POINT = "om.cli:run"
+# The package lives inside the plugin root, so the plugin ships exactly its own files.
+PACKAGE_PARENT = "plugin"
 # The shebang used when the pyz is executed directly; the installed launcher names an
 # absolute interpreter instead (see om/selfupdate/layout.py).
 SHEBANG = "/usr/bin/env python3"
@@ -41,19 +43,19 @@ def tracked_sources(root):
     try:
         out = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--", "om"],
-            cwd=root, check=True, capture_output=True,
+            cwd=root / PACKAGE_PARENT, check=True, capture_output=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise BuildError(f"cannot list tracked files in {root} (a git checkout is required): {e}")
     paths = sorted(p for p in out.decode("utf-8").split("\0") if p)
-    paths = [p for p in paths if (root / p).is_file() and not p.endswith((".pyc", ".pyo"))]
+    paths = [p for p in paths if (root / PACKAGE_PARENT / p).is_file() and not p.endswith((".pyc", ".pyo"))]
     if "om/__init__.py" not in paths:
         raise BuildError(f"om/__init__.py is not tracked in {root}")
     return paths
 
 
 def source_version(root):
-    text = (root / "om" / "__init__.py").read_text(encoding="utf-8")
+    text = (root / PACKAGE_PARENT / "om" / "__init__.py").read_text(encoding="utf-8")
     m = re.search(r'^__version__ = "([^"]*)"$', text, re.M)
     if not m:
         raise BuildError("om/__init__.py has no __version__ line")
@@ -75,7 +77,7 @@ def stage(root, site_packages, version):
     for rel in tracked_sources(root):
         dest = site_packages / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / rel, dest)
+        shutil.copyfile(root / PACKAGE_PARENT / rel, dest)
         os.chmod(dest, 0o644)
     init = site_packages / "om" / "__init__.py"
     text = init.read_text(encoding="utf-8")

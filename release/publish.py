@@ -31,7 +31,7 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "plugin"))
 
 from om.selfupdate.locations import DEFAULT_API_URL, DEFAULT_REPO  # noqa: E402
 from om.selfupdate.version import in_channel, nightly, parse, rc, try_parse  # noqa: E402
@@ -131,7 +131,7 @@ def main(argv=None):
     p.add_argument("--out-dir", default=str(ROOT / "dist"))
     p.add_argument("--pin", action="store_true",
                    help="pin the plugin to the published release: plugin-pins.json and runtime/om-<version>.pyz")
-    p.add_argument("--plugin-root", default=str(ROOT), help="the plugin tree to pin (default: this repository)")
+    p.add_argument("--plugin-root", default=str(ROOT / "plugin"), help="the plugin tree to pin (default: this repository's plugin/)")
     p.add_argument("--pins-file", help="default: PLUGIN_ROOT/plugin-pins.json")
     p.add_argument("--dry-run", action="store_true", help="print the tag and build, publish nothing")
     args = p.parse_args(argv)

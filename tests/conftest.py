@@ -29,7 +29,7 @@ class Result:
 def run_om(*args, input=None, env=None, cwd=None, timeout=60):
     """Run `python -m om ARGS` and return its exit code, stdout and stderr."""
     full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    full_env["PYTHONPATH"] = str(ROOT)
+    full_env["PYTHONPATH"] = str(ROOT / "plugin")
     if env:
         full_env.update(env)
     if isinstance(input, str):
@@ -88,7 +88,7 @@ def run_read_only(store, *args, session="s1"):
         os.chmod(p, 0o500)
     try:
         env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        env["PYTHONPATH"] = str(ROOT)
+        env["PYTHONPATH"] = str(ROOT / "plugin")
         proc = subprocess.run(
             [sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
             capture_output=True, env=env, cwd=ROOT, preexec_fn=_no_write_privileges, timeout=60,

@@ -36,7 +36,7 @@ class McpServer:
         whole environment, as when Codex starts the server from `.mcp.json`."""
         if command is None:
             full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-            full_env["PYTHONPATH"] = str(ROOT)
+            full_env["PYTHONPATH"] = str(ROOT / "plugin")
             full_env.update(env or {})
             argv = [python, "-m", "om", "mcp"]
         else:

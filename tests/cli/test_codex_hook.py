@@ -23,7 +23,7 @@ SCHEMA_OF = {
     "PostToolUse": "post-tool-use", "Stop": "stop", "Interrupt": "interrupt",
 }
 SESSION = "019a2270-2bd1-7750-a7d3-2fcc10ef7544"
-REGISTERED = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+REGISTERED = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())["hooks"]
 
 
 def base(event, turn="turn-1"):
@@ -64,9 +64,9 @@ class Hook:
     def __call__(self, payload, env=None, event=None, raw=None):
         event = event or payload["hook_event_name"]
         command = REGISTERED.get(event, REGISTERED["Stop"])[0]["hooks"][0]["command"]
-        command = command.replace("${PLUGIN_ROOT}", str(ROOT))
+        command = command.replace("${PLUGIN_ROOT}", str(ROOT / "plugin"))
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-        full_env.update(PLUGIN_ROOT=str(ROOT), PLUGIN_DATA=str(self.data), **(env or {}))
+        full_env.update(PLUGIN_ROOT=str(ROOT / "plugin"), PLUGIN_DATA=str(self.data), **(env or {}))
         data = raw if raw is not None else json.dumps(payload).encode()
         proc = subprocess.run(["/bin/sh", "-c", command], input=data, capture_output=True, env=full_env,
                               cwd="/", timeout=60)
@@ -82,7 +82,7 @@ class Hook:
 
     def om(self, *args, input=None):
         env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        env["PYTHONPATH"] = str(ROOT)
+        env["PYTHONPATH"] = str(ROOT / "plugin")
         proc = subprocess.run([sys.executable, "-m", "om", "--store", str(self.data), "--session", SESSION, *args],
                               input=input, capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode == 0, proc.stderr
@@ -411,14 +411,14 @@ def test_a_store_path_with_xml_specials_never_leaks_them_into_the_stop_reason(tm
 def _plugin_copy(tmp_path):
     root = tmp_path / "plugin"
     for part in ("hooks", "bin", "om"):  # om/ carries the pins validator the launcher uses
-        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / "plugin" / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
 
 def _pin(root, tmp_path, version="9.1.0", tamper=False):
     """Ship a zipapp of this source as the plugin's pinned release asset."""
     staging = tmp_path / "staging"
-    shutil.copytree(ROOT / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "plugin" / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "runtime").mkdir()
     asset = root / "runtime" / f"om-{version}.pyz"
     zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")

@@ -41,16 +41,17 @@ def test_the_script_writes_the_pyz_and_its_sha256_and_the_pyz_runs(tmp_path):
 
 def test_a_deleted_or_untracked_module_never_ships(tmp_path):
     tree = tmp_path / "tree"
-    shutil.copytree(ROOT / "om", tree / "om", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    (tree / "om" / "doomed.py").write_text("X = 1\n")
+    pkg = tree / "plugin" / "om"
+    shutil.copytree(ROOT / "plugin" / "om", pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (pkg / "doomed.py").write_text("X = 1\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
-    subprocess.run([*git, "-C", str(tree), "add", "om"], check=True)
+    subprocess.run([*git, "-C", str(tree), "add", "plugin"], check=True)
     subprocess.run([*git, "-C", str(tree), "commit", "-qm", "tree"], check=True)
-    (tree / "om" / "doomed.py").unlink()
-    (tree / "om" / "scratch.py").write_text("Y = 2\n")
-    (tree / "om" / "__pycache__").mkdir(exist_ok=True)
-    (tree / "om" / "__pycache__" / "stale.cpython-311.pyc").write_bytes(b"junk")
+    (pkg / "doomed.py").unlink()
+    (pkg / "scratch.py").write_text("Y = 2\n")
+    (pkg / "__pycache__").mkdir(exist_ok=True)
+    (pkg / "__pycache__" / "stale.cpython-311.pyc").write_bytes(b"junk")
     pyz = load_builder().build(root=tree, out_dir=tmp_path / "dist", version="3.0.0")
     shipped = names(pyz)
     assert "site-packages/om/cli.py" in shipped

@@ -52,8 +52,8 @@ def codex_binary():
 def export_marketplace(dest):
     """Copy the repository's own files (tracked and untracked, never ignored) to `dest`.
 
-    The repository root is the plugin root, and Codex copies a plugin folder whole into
-    its cache; a developer's virtualenv and the cached Codex CLI must not ride along.
+    The marketplace is the repository root and its plugin is `plugin/`; copying only
+    what git knows keeps a developer's virtualenv and caches out of the export.
     """
     dest = Path(dest)
     listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -254,7 +254,7 @@ def thread_id(events):
 def om(store, session, *args, input=None):
     """Run this repository's `om` against a store, as the agent would; return the process."""
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(ROOT / "plugin")
     return subprocess.run([sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
                           input=input, capture_output=True, text=True, env=env, timeout=60)
 

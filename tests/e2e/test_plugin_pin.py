@@ -23,12 +23,13 @@ MARKER = ".observational-memory-managed"
 
 def plugin_tree(tmp_path):
     root = tmp_path / "plugins" / "cache" / "observational-memory" / "om" / "0.1.0"
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=ROOT, capture_output=True, check=True).stdout
+    plugin = ROOT / "plugin"
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=plugin, capture_output=True, check=True).stdout
     for rel in filter(None, listed.decode().split("\0")):
-        if rel.startswith("tests/") or not (ROOT / rel).is_file():
+        if not (plugin / rel).is_file():
             continue
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / rel, root / rel)
+        shutil.copy2(plugin / rel, root / rel)
     return root
 
 
@@ -76,7 +77,7 @@ def test_a_pinned_release_ships_in_the_plugin_tree_and_the_registered_hook_runs_
     pin = pins.load(plugin / "plugin-pins.json")
     assert (pin["version"], pin["sha256"]) == ("1.4.0", hashlib.sha256(shipped.read_bytes()).hexdigest())
     for rel in ("runtime/om-1.4.0.pyz", "plugin-pins.json"):
-        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=ROOT).returncode == 1, rel
+        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=ROOT / "plugin").returncode == 1, rel
     # The pin is downloaded back without the release token reaching the download host.
     downloads = [q for q in fake_github.requests if q["server"] == "cdn" and q["method"] == "GET"]
     assert downloads and all("authorization" not in q["headers"] for q in downloads)

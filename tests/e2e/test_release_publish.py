@@ -57,7 +57,7 @@ def test_a_published_stable_release_is_what_om_self_update_installs(installed, f
 
 
 def test_the_default_pins_file_is_not_touched_without_pin(fake_github, tmp_path):
-    before = (ROOT / "plugin-pins.json").read_bytes()
+    before = (ROOT / "plugin" / "plugin-pins.json").read_bytes()
     assert publish(fake_github, tmp_path, "--channel", "stable", "--version", "1.3.0").returncode == 0
-    assert (ROOT / "plugin-pins.json").read_bytes() == before
+    assert (ROOT / "plugin" / "plugin-pins.json").read_bytes() == before
     assert json.loads(before)["schema_version"] == 1

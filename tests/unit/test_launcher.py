@@ -20,7 +20,7 @@ def test_the_launcher_runs_om_from_the_named_directory(tmp_path, depth):
     python = where / "python3"
     os.symlink(sys.executable, python)
     launcher = tmp_path / "bin" / "om"
-    layout.write_launcher(str(launcher), str(python), str(ROOT))
+    layout.write_launcher(str(launcher), str(python), str(ROOT / "plugin"))
     text = launcher.read_text()
     assert text.startswith("#!/bin/sh\n" if depth else f"#!{python} -IS\n")
     assert os.stat(launcher).st_mode & 0o777 == 0o755

@@ -255,7 +255,7 @@ def test_redacting_clean_text_does_not_import_the_regex_module():
         "print('re' in sys.modules)"
     )
     # -I would ignore PYTHONPATH; -S still keeps site's own imports out.
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
     out = subprocess.run(
         [sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env,
         check=True, cwd="/",
@@ -265,7 +265,7 @@ def test_redacting_clean_text_does_not_import_the_regex_module():
 
 def test_importing_and_redacting_clean_text_in_isolated_mode_does_not_import_re():
     code = (
-        f"import sys; sys.path.insert(0, {ROOT!r}); "
+        f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'plugin')!r}); "
         "import om.redact as r; "
         "r.redact('plain text with no secrets'); "
         "print('re' in sys.modules)"
@@ -278,7 +278,7 @@ def test_importing_and_redacting_clean_text_in_isolated_mode_does_not_import_re(
 
 def test_redacting_dirty_text_does_import_the_regex_module():
     code = (
-        f"import sys; sys.path.insert(0, {ROOT!r}); "
+        f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'plugin')!r}); "
         "import om.redact as r; "
         "print(r.redact('password=hunter2hunter2'), 're' in sys.modules)"
     )

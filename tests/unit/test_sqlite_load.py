@@ -27,7 +27,7 @@ print(loaded_functools, load() is m, hasattr(functools, "reduce"), type(m).__nam
 
 
 def _run(setup=""):
-    code = EXERCISE.format(root=str(ROOT), setup=textwrap.dedent(setup))
+    code = EXERCISE.format(root=str(ROOT / "plugin"), setup=textwrap.dedent(setup))
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()

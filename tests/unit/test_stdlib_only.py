@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 
-PACKAGE = ROOT / "om"
+PACKAGE = ROOT / "plugin" / "om"
 # CPython 3.12 renamed the C SHA-256 module; om tries both names.
 RENAMED_STDLIB = {"_sha256", "_sha2"}
 
@@ -54,7 +54,7 @@ def test_om_imports_only_the_standard_library_and_itself():
 
 def _modules_loaded_by(tmp_path, *args, input=b""):
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(ROOT / "plugin")
     # -S: only what om itself pulls in, not whatever .pth files this machine has.
     proc = subprocess.run(
         [sys.executable, "-S", "-X", "importtime", "-m", "om", "--store", str(tmp_path / "store"),
