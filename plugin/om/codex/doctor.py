@@ -85,8 +85,8 @@ def checks(home, store):
             )
         ], None
     when = installed_at(root)
-    stamp = f", installed {_utc(when)}" if when else ""
-    found = [check("codex.plugin", "ok", f"Codex plugin {PLUGIN_ID} {versions[-1]} installed and enabled{stamp} ({root})")]
+    stamp = f" {_utc(when)}" if when else ""
+    found = [check("codex.plugin", "ok", f"Codex plugin {PLUGIN_ID} {versions[-1]} installed{stamp} and enabled ({root})")]
     found.append(hooks_check(config, root))
     trust, trust_check = codex_trust_check(home)
     found.append(trust_check)
