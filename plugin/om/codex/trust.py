@@ -88,6 +88,8 @@ def ask_codex(home, plugin_id, timeout=TIMEOUT_S, cwd=None):
         listed = _await(reader, 2, deadline)
     except _NoAnswer as e:
         return None, f"{codex} app-server {e}"
+    except BrokenPipeError:  # it exited before reading the request
+        return None, f"{codex} app-server exited without answering"
     except OSError as e:
         return None, f"{codex} app-server: {e}"
     finally:
