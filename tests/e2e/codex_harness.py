@@ -68,16 +68,51 @@ def codex_binary(version=None):
 
 
 def system_bwrap_dir():
-    """A directory with a bubblewrap for PATH when the host has none (scripts/install-bubblewrap), else None."""
-    if shutil.which("bwrap"):
-        return None
-    found = ROOT / ".cache" / "bubblewrap" / "usr" / "bin"
-    return found if (found / "bwrap").is_file() else None
+    """The directory of a system bubblewrap: the host's on PATH, else one scripts/install-bubblewrap
+    unpacked; None when there is neither."""
+    found = shutil.which("bwrap")
+    if found:
+        return Path(found).parent
+    unpacked = ROOT / ".cache" / "bubblewrap" / "usr" / "bin"
+    return unpacked if (unpacked / "bwrap").is_file() else None
 
 
-#: The sandbox configurations the workspace-write tests run in: Codex's own bwrap as the host
-#: offers it, and, when the host has none but one could be unpacked, a system bwrap on PATH.
-BWRAP = ["host bwrap"] + (["system bwrap on PATH"] if system_bwrap_dir() else [])
+def path_without_bwrap(path):
+    """`path` as a host without bubblewrap has it: directories holding a `bwrap` are replaced by
+    one directory of links to every other command they offer (the first on PATH wins)."""
+    dirs = [d for d in path.split(os.pathsep) if d]
+    if not any(os.path.isfile(os.path.join(d, "bwrap")) for d in dirs):
+        return path
+    masked = ROOT / ".cache" / "path-without-bwrap" / hashlib.sha256(path.encode()).hexdigest()[:16]
+    if not masked.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix="staging-", dir=masked.parent if masked.parent.is_dir()
+                                        else _mkdir(masked.parent)))
+        seen = set()
+        for d in dirs:
+            if not os.path.isfile(os.path.join(d, "bwrap")):
+                continue
+            for name in sorted(os.listdir(d)):
+                target = os.path.join(d, name)
+                if name == "bwrap" or name in seen or not os.access(target, os.X_OK) or os.path.isdir(target):
+                    continue
+                seen.add(name)
+                os.symlink(target, staging / name)
+        try:
+            os.rename(staging, masked)
+        except OSError:  # another test process made it first
+            shutil.rmtree(staging, ignore_errors=True)
+    return os.pathsep.join(str(masked) if os.path.isfile(os.path.join(d, "bwrap")) else d for d in dirs)
+
+
+def _mkdir(path):
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+#: The sandbox configurations the workspace-write tests run in: Codex's bundled bwrap (no
+#: bwrap on PATH) and, when one is installed or could be unpacked, a system bwrap on PATH,
+#: which Codex prefers and which needs the helper alias Codex creates in CODEX_HOME.
+BWRAP = ["bundled bwrap"] + (["system bwrap"] if system_bwrap_dir() else [])
 
 _HOMES = []
 
@@ -141,7 +176,7 @@ def _toml_string(s):
 class CodexHome:
     """One throwaway Codex installation: config, plugin, trust, and `codex exec` runs."""
 
-    def __init__(self, codex, base, marketplace_dir, model, bwrap="host bwrap"):
+    def __init__(self, codex, base, marketplace_dir, model, bwrap=None):
         self.codex = codex
         self.base = Path(base)
         self.home = _outside_temp_dir()
@@ -156,7 +191,9 @@ class CodexHome:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("OM_", "CODEX_", "OBSERVATIONAL_MEMORY", "PLUGIN_"))}
         env.update(CODEX_HOME=str(self.home), MOCK_API_KEY="dummy-key")
-        if self.bwrap == "system bwrap on PATH":
+        if self.bwrap == "bundled bwrap":
+            env["PATH"] = path_without_bwrap(env.get("PATH", ""))
+        elif self.bwrap == "system bwrap":
             env["PATH"] = f"{system_bwrap_dir()}{os.pathsep}{env.get('PATH', '')}"
         env.update(extra or {})
         return env
@@ -320,7 +357,7 @@ def codex_bin(request):
 
 @pytest.fixture(params=BWRAP)
 def bwrap(request):
-    """For workspace-write tests: the sandbox configuration (see BWRAP)."""
+    """For workspace-write tests: the sandbox configuration (see BWRAP); other tests run as the host is."""
     return request.param
 
 
@@ -334,7 +371,7 @@ def codex(codex_bin, marketplace, tmp_path):
     """`codex(script)` -> a CodexHome wired to a MockModel serving `script`."""
     models = []
 
-    def make(script, bwrap="host bwrap"):
+    def make(script, bwrap=None):
         model = MockModel(script).start()
         models.append(model)
         return CodexHome(codex_bin, tmp_path / f"codex{len(models)}", marketplace, model, bwrap=bwrap)

@@ -101,7 +101,7 @@ def workspace_write(home, writable_store):
 
 
 @pytest.mark.parametrize("sandbox, bwrap", [("workspace-write with the store in writable_roots", b) for b in BWRAP]
-                         + [("danger-full-access", "host bwrap")])
+                         + [("danger-full-access", None)])
 def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(codex, sandbox, bwrap):
     home = codex(checkpointing_model("echo marker-7f3a", "Printing the marker works: echo printed marker-7f3a."),
                  bwrap=bwrap)
