@@ -9,7 +9,7 @@ Invariants:
   `codex plugin add` (so its files' modification time is the install time), and its
   data (the store) at plugins/data/<plugin>-<marketplace>/, which survives updates.
 - `checks(home, store)` returns (checks, installation): the installation is
-  {"root", "installed_at", "trust"} for the capture checks, or None when no usable
+  {"root", "installed_at", "trust"} for the MCP and capture checks, or None when no
   plugin copy is installed.
 """
 
@@ -75,6 +75,7 @@ def checks(home, store):
         what = "not installed" if entry is None else f"listed in config but missing from {cache}"
         return [check("codex.plugin", "warn", f"Codex plugin {PLUGIN_ID} {what} in {home}: nothing captures automatically", INSTALL)], None
     root = os.path.join(cache, versions[-1])
+    when = installed_at(root)
     if entry.get("enabled") is False:
         return [
             check(
@@ -83,8 +84,7 @@ def checks(home, store):
                 f"Codex plugin {PLUGIN_ID} is installed but disabled",
                 f'set enabled = true under [plugins."{PLUGIN_ID}"] in {quote(config_path)}',
             )
-        ], None
-    when = installed_at(root)
+        ], {"root": root, "installed_at": when, "trust": None}
     stamp = f" {_utc(when)}" if when else ""
     found = [check("codex.plugin", "ok", f"Codex plugin {PLUGIN_ID} {versions[-1]} installed{stamp} and enabled ({root})")]
     found.append(hooks_check(config, root))

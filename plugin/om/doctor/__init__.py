@@ -39,7 +39,7 @@ def diagnose(store=None):
     from om.doctor.mcp import mcp_check
 
     checks.append(mcp_check(installation["root"] if installation else None, codex.INSTALL))
-    blocked = any(c["check"] in ("codex.hooks", "codex.trust") and c["status"] == "fail" for c in checks)
+    blocked = any(c["check"] in ("codex.plugin", "codex.hooks", "codex.trust") and c["status"] == "fail" for c in checks)
     context = {"store_is_dir": os.path.isdir(store), "store_exists": os.path.exists(store), "hooks_blocked": blocked}
     checks += capture.checks(store, codex.EVENTS, installation, context)
     return {"status": worst(checks), "version": __version__, "store": store, "store_from": source,

@@ -81,7 +81,7 @@ def _never(name, event, context, rerun):
     if event in RARE:
         return check(name, "ok", f"no {event} run recorded yet (it runs only when you interrupt a turn)")
     if context.get("hooks_blocked"):
-        return check(name, "warn", f"no {event} run recorded in this store: Codex does not run the om hooks (see codex.hooks, codex.trust)",
+        return check(name, "warn", f"no {event} run recorded in this store: Codex does not run the om hooks (see the codex checks above)",
                      f"{TRUST}, start a session, then rerun {rerun}")
     return check(name, "warn", f"no {event} run recorded in this store",
                  f"start a Codex session with the plugin enabled and its hooks trusted (/hooks), then rerun {rerun}")
