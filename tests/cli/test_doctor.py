@@ -569,3 +569,13 @@ def test_the_mcp_doctor_tool_returns_the_report_doctor_prints(tmp_path):
     strip = lambda t: [line for line in t.splitlines() if "codex.mcp" not in line and "run again" not in line]  # noqa: E731
     assert strip(text) == strip(printed)
     assert "codex.trust" in text and text.startswith("om doctor: ")
+
+
+def test_with_hooks_codex_will_not_run_a_missing_receipt_points_at_trusting_them(tmp_path):
+    store = make_store(tmp_path, receipts=False)
+    r = doctor(make_home(tmp_path, writable=store, codex_says="untrusted"), store)
+    assert check(r, "codex.trust")["status"] == "fail"
+    c = check(r, "capture.UserPromptSubmit")
+    assert c["finding"] == ("no UserPromptSubmit run recorded in this store: Codex does not run the om hooks"
+                            " (see the codex checks above)")
+    assert c["fix"].startswith("run codex, open /hooks, review and trust the om hooks, start a session")
