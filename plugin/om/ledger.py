@@ -1,4 +1,8 @@
-"""The v1 ledger: one SQLite database per session, and all SQL that touches it.
+"""The v1 ledger: one SQLite database per session, and all SQL on its v1 tables.
+
+The ledger layer is this module, om.sqlite (loading SQLite, connecting,
+transactions) and om.derived (the derived tables, one module each); nothing
+else in om talks to SQLite.
 
 Invariants:
 - The three v1 tables (meta, sources, entries) keep the exact schema, row
@@ -7,7 +11,11 @@ Invariants:
 - Every write runs in one explicit `BEGIN IMMEDIATE` transaction: a command
   either commits all of its changes or none of them (cursor included).
 - Derived data is additive and disposable: `om_*` tables and indexes may be
-  dropped at any time and are rebuilt from the v1 tables.
+  dropped at any time and are rebuilt from the v1 tables (om.derived).
+- Storage names no adapter key: adapters keep their state under meta keys
+  they declare, and callers pass those declarations in (`clear_state`).
+- A session directory or database file that is a symlink is refused, as a
+  store that is a file is: om never writes where a link points.
 - Journal mode: SQLite's rollback journal (the file's own mode is never
   changed). It is what v1 peers wrote, and unlike WAL it lets a reader open a
   ledger in a directory it cannot write, which is exactly the agent's sandboxed
@@ -20,7 +28,7 @@ Invariants:
 import os
 import time
 
-from om.sqlite import load as _load_sqlite
+from om.sqlite import BUSY_TIMEOUT_MS, Transaction, connect, load as _load_sqlite  # noqa: F401
 
 # The C module itself: sqlite3.dbapi2's datetime adapters and functools cost
 # several milliseconds of imports per run, and no command needs them.
@@ -29,9 +37,14 @@ sqlite3 = _load_sqlite()
 from om import ids
 from om.errors import Conflict, InputError, NotFound, StoreError
 from om.jsonio import dumps, loads
-from om.store import database_path, ensure_database_file, resolve_store, validate_session
+from om.store import (
+    database_path,
+    ensure_database_file,
+    refuse_symlinks,
+    resolve_store,
+    validate_session,
+)
 
-BUSY_TIMEOUT_MS = 15000
 KINDS = ("user", "assistant", "tool")
 IMPORTANCE = ("low", "medium", "high", "critical")
 MAX_CAPTURE_CHARS = 1_000_000
@@ -55,15 +68,11 @@ SCHEMA = (
 #: v1 peers included, and it makes the active counts of status index-only.
 ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, id)"
 
-#: Meta keys a fork keeps; every other key is rewritten or dropped.
+#: Meta keys a fork keeps; every other key (adapter state included) is rewritten or dropped.
 FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
-#: Transient Codex adapter state (legacy keys prompt_id, stop_turn, stop_prompt,
-#: notified_cursor) is dropped by fork. Import clears only the Stop and reminder
-#: part: the destination's prompt_id stays, since its current turn goes on.
-IMPORT_CLEARS = ("stop_turn", "stop_prompt", "notified_cursor")
-#: Prefix of adapter state added by `om` (also transient).
-ADAPTER_PREFIX = "codex_"
-#: Derived running totals of source sizes (see `Ledger._catch_up_sizes`).
+#: Meta keys an import copies from its source ledger (or deletes when the source has none).
+IMPORT_COPIES = ("cursor", "last_checkpoint_at")
+#: Derived running totals of source sizes (om.derived.sizes).
 SIZES = "om_source_sizes_v1"
 
 
@@ -71,18 +80,33 @@ def now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def connect(path, readonly=False):
-    uri = "file:" + _uri_path(path) + ("?mode=ro" if readonly else "")
+def integrity_problem(path):
+    """Why the database at `path` is not a usable v1 ledger (one line), or None. Never writes.
+
+    For doctor: opens read-only through the same URI quoting as every other
+    command, runs `PRAGMA integrity_check` and reads the schema version.
+    """
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-        conn.execute("PRAGMA synchronous=FULL")
+        # A short wait: doctor reports a ledger busy for seconds rather than hang on it.
+        conn = _open_read_only(path, timeout=5)
+        try:
+            result = conn.execute("PRAGMA integrity_check").fetchall()
+            if result != [("ok",)]:
+                return "integrity_check: " + "; ".join(str(r[0]) for r in result[:3])
+            version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if version is None or version[0] != "1":
+                return f"schema version {version[0] if version else 'missing'!r}, this runtime reads 1"
+        finally:
+            conn.close()
     except sqlite3.Error as e:
-        raise StoreError(f"om: cannot open {path}: {e}") from None
-    return conn
+        return str(e)
+    return None
 
 
-def _uri_path(path):
-    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+def _open_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000):
+    from om.sqlite import open_connection
+
+    return open_connection(path, readonly=True, timeout=timeout)
 
 
 def check_capture(kind, text, key):
@@ -116,6 +140,7 @@ class Ledger:
         validate_session(session)
         store = resolve_store(store, create=create)
         path = database_path(store, session)
+        refuse_symlinks(path)
         if not os.path.exists(path):
             if not create:
                 raise NotFound(f"om: no ledger for session {session!r} in store {store}")
@@ -158,6 +183,107 @@ class Ledger:
         meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('session', 'version')"))
         return tables, meta.get("session"), meta.get("version")
 
+    def is_v1_ledger_of(self, session):
+        """True when this database holds the three v1 tables and is `session`'s version 1 ledger."""
+        return self._schema_state() == (3, session, "1")
+
+    # -- whole-ledger copies (fork and import) -----------------------------
+
+    @classmethod
+    def snapshot_of(cls, path, session):
+        """A private in-memory copy of the ledger at `path`, checked to be `session`'s v1 ledger.
+
+        Opens the source read-only and never writes to it.
+        """
+        try:
+            conn = _open_read_only(path)
+        except sqlite3.Error as e:
+            raise StoreError(f"om: cannot open {path}: {e}") from None
+        try:
+            try:
+                cls(conn, "", session, path)._schema_state()
+            except sqlite3.DatabaseError as e:
+                raise InputError(f"om: {path} is not a usable ledger: {e}") from None
+            copy = cls(_memory(), "", session, path)
+            try:
+                conn.backup(copy.conn)
+            except sqlite3.Error as e:
+                copy.close()
+                raise Conflict(f"om: cannot snapshot {path}: {e}") from None
+        finally:
+            conn.close()
+        try:
+            ok = copy.is_v1_ledger_of(session)
+        except sqlite3.DatabaseError:
+            ok = False
+        if not ok:
+            copy.close()
+            raise InputError(f"om: {path} is not a version 1 ledger of session {session!r}")
+        return copy
+
+    def copy_to(self, path, meta):
+        """Write a complete copy of this ledger to the new file `path` as another session's ledger.
+
+        The copy keeps the meta keys in FORK_KEEPS, drops every other key
+        (adapter state included) and adds `meta`. Derived tables come along:
+        they are functions of the copied v1 rows.
+        """
+        copy = connect(path)
+        try:
+            self.conn.backup(copy)
+            with Transaction(copy, raw=True):
+                copy.execute(
+                    f"DELETE FROM meta WHERE key NOT IN ({', '.join('?' * len(FORK_KEEPS))})", FORK_KEEPS
+                )
+                copy.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+        except sqlite3.Error as e:
+            raise Conflict(f"om: fork snapshot failed: {e}") from None
+        finally:
+            copy.close()
+
+    def adopt(self, snapshot, meta, transient=()):
+        """Replace this still empty ledger's history with `snapshot`'s, in one write transaction.
+
+        Keeps this ledger's own sources after the adopted history, copies
+        IMPORT_COPIES, sets `meta`, clears the adapter state declared in
+        `transient` (see `clear_state`) and drops every derived table.
+        """
+        other = dict(snapshot.conn.execute("SELECT key, value FROM meta"))
+        history = snapshot.conn.execute("SELECT seq, id, body FROM sources ORDER BY seq").fetchall()
+        entries = snapshot.conn.execute(
+            "SELECT seq, id, body, active, retirement FROM entries ORDER BY seq"
+        ).fetchall()
+        conn = self.conn
+        with self.transaction():
+            has_entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+            if has_entries or self.cursor() or self.meta_get("forked_from") is not None:
+                raise Conflict(
+                    "om: import needs an uncheckpointed destination without memory or an earlier import"
+                )
+            own = conn.execute("SELECT id, body FROM sources ORDER BY seq").fetchall()
+            conn.execute("DELETE FROM sources")
+            from om.derived import invalidate_all
+
+            invalidate_all(conn)
+            conn.executemany("INSERT INTO sources(seq, id, body) VALUES (?, ?, ?)", history)
+            conn.executemany(
+                "INSERT OR IGNORE INTO sources(id, body) SELECT ?1, ?2"
+                " WHERE NOT EXISTS (SELECT 1 FROM sources WHERE id = ?1)",
+                own,
+            )
+            conn.executemany(
+                "INSERT INTO entries(seq, id, body, active, retirement) VALUES (?, ?, ?, ?, ?)", entries
+            )
+            for key in IMPORT_COPIES:
+                if key in other:
+                    self.meta_set(key, other[key])
+                else:
+                    self.meta_delete(key)
+            for key, value in meta.items():
+                self.meta_set(key, value)
+            for state in transient:
+                self.clear_state(state)
+
     def close(self):
         try:
             self.conn.close()
@@ -173,11 +299,11 @@ class Ledger:
     # -- transactions ------------------------------------------------------
 
     def transaction(self, mode="IMMEDIATE"):
-        return _Transaction(self.conn, mode)
+        return Transaction(self.conn, mode)
 
     def reading(self):
         """A consistent read snapshot (BEGIN DEFERRED), for several queries."""
-        return _Transaction(self.conn, "DEFERRED")
+        return Transaction(self.conn, "DEFERRED")
 
     # -- meta ---------------------------------------------------------------
 
@@ -191,6 +317,18 @@ class Ledger:
     def meta_delete(self, *keys):
         for key in keys:
             self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def state(self, declared):
+        """The adapter state `declared` (an AdapterState) names, read and written through this ledger."""
+        return _StateView(self, declared)
+
+    def clear_state(self, declared):
+        """Delete the transient meta keys an adapter declared (its keys and its prefix)."""
+        self.meta_delete(*declared.import_clears)
+        if declared.prefix:
+            self.conn.execute(
+                "DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(declared.prefix), declared.prefix)
+            )
 
     def cursor(self):
         return _int(self.meta_get("cursor"))
@@ -268,11 +406,11 @@ class Ledger:
             return 0, 0, 0, None
         count = size = chars = 0
         scan_from = cursor
-        top = self._sizes_top()
+        from om.derived import sizes
+
+        top = sizes.valid_top(self.conn)
         if top is not None and top[0] > cursor:
-            base = self.conn.execute(
-                f"SELECT total, chars, count FROM {SIZES} WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (cursor,)
-            ).fetchone() or (0, 0, 0)
+            base = sizes.totals_through(self.conn, cursor)
             size, chars, count = top[1] - base[0], top[2] - base[1], top[3] - base[2]
             scan_from = top[0]
         more, more_size, more_chars = self.conn.execute(
@@ -282,76 +420,25 @@ class Ledger:
         ).fetchone()
         return count + more, size + more_size, chars + more_chars, oldest
 
-    def _sizes_top(self):
-        """(seq, bytes, chars, count) of the size table's newest row while it still names that source, else None."""
-        try:
-            top = self.conn.execute(
-                f"SELECT z.seq, z.total, z.chars, z.count, s.id IS z.id FROM {SIZES} AS z"
-                " LEFT JOIN sources AS s ON s.seq = z.seq ORDER BY z.seq DESC LIMIT 1"
-            ).fetchone()
-        except sqlite3.OperationalError:
-            return None
-        # A newest row that names another source means `sources` was rewritten (an import).
-        return top[:4] if top is not None and top[4] else None
-
     def forget_sizes(self):
         """Drop the running sizes (inside a write transaction that rewrites `sources`)."""
-        self.conn.execute(f"DROP TABLE IF EXISTS {SIZES}")
+        from om.derived import sizes
+
+        sizes.invalidate(self.conn)
 
     def backlog(self):
         """(pending count, pending UTF-8 bytes, oldest pending seq or None, highest seq or 0).
 
-        One read for the Codex adapter's checkpoint policy, which is defined on
-        UTF-8 bytes (not code points) of the pending texts. Call it inside a
-        write transaction: it first brings the derived size table up to date
-        (see `_catch_up_sizes`), so its cost does not grow with the backlog.
+        One read for a checkpoint policy defined on UTF-8 bytes (not code
+        points) of the pending texts, as the hooks' is. Call it inside a write
+        transaction: it first brings the derived size table up to date
+        (om.derived.sizes), so its cost does not grow with the backlog.
         """
-        last = self._catch_up_sizes()
+        from om.derived import sizes
+
+        last = sizes.catch_up(self.conn)
         count, size, _, oldest = self._pending_totals()
         return count, size, oldest, last
-
-    def _catch_up_sizes(self):
-        """Extend the derived table of running source sizes to the newest source.
-
-        The size table is additive and derived (a v1 peer ignores it; losing it
-        loses nothing): one row per source, with the running totals of UTF-8
-        bytes, code points and sources up to that seq. Sources only ever grow by
-        seq, so rows written by anyone (om's captures, v1 peers) are caught up
-        by seq, usually one row per event. An import rewrites `sources`
-        wholesale; the newest row then no longer names the same source, and the
-        table is rebuilt. Returns the seq of the newest row (0 when none).
-        """
-        conn = self.conn
-        conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {SIZES} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL,"
-            " total INTEGER NOT NULL, chars INTEGER NOT NULL, count INTEGER NOT NULL)"
-        )
-        top = conn.execute(
-            f"SELECT z.seq, z.total, z.chars, z.count, s.id IS z.id FROM {SIZES} AS z"
-            " LEFT JOIN sources AS s ON s.seq = z.seq ORDER BY z.seq DESC LIMIT 1"
-        ).fetchone()
-        if top is not None and top[4]:
-            seq, total, chars, count = top[:4]
-        else:
-            if top is not None:
-                conn.execute(f"DELETE FROM {SIZES}")
-            seq, total, chars, count = 0, 0, 0, 0
-        rows = []
-        for seq, source_id, size, length in conn.execute(
-            "SELECT seq, id, coalesce(length(CAST(json_extract(body, '$.text') AS BLOB)), 0),"
-            " coalesce(length(json_extract(body, '$.text')), 0)"
-            " FROM sources WHERE seq > ? ORDER BY seq",
-            (seq,),
-        ):
-            total += size
-            chars += length
-            count += 1
-            rows.append((seq, source_id, total, chars, count))
-        if rows:
-            conn.executemany(
-                f"INSERT INTO {SIZES}(seq, id, total, chars, count) VALUES (?, ?, ?, ?, ?)", rows
-            )
-        return seq
 
     def status(self):
         with self.reading():
@@ -406,15 +493,7 @@ class Ledger:
             sql += " WHERE active = 1"
         return [_entry(*row) for row in self.conn.execute(sql + " ORDER BY seq")]
 
-    # -- the view order (derived, additive) -------------------------------------
-    #
-    # `om_view_order_v1` holds, per entry, its view priority as one integer and the
-    # exact byte size of its view line. Both are functions of the immutable
-    # entry body, so rows never change; whether an entry is active is always
-    # read from `entries`. The table covers exactly the entries up to its
-    # highest seq: apply extends it in its own transaction, and rows written by
-    # v1 peers (which know nothing of it) are added on the next read. The line
-    # format version is part of the name, so a new format starts a new table.
+    # -- the view order (derived: om.derived.view_order) ----------------------
 
     VIEW_TABLE = "om_view_order_v1"
 
@@ -435,18 +514,13 @@ class Ledger:
         table when it covers every entry, else ranks the entries in memory.
         """
         if not self._view_order_current():
-            from om.render import list_oracle
+            from om.viewline import list_oracle
 
             entries = self.entries(active_only=True)
             return list_oracle(entries), len(entries)
-        query = (
-            # CROSS JOIN and +e.active pin the plan: walk the order index and stop
-            # at the first fit. Left to itself the planner may prefer scanning
-            # om_entries_active and sorting every active entry.
-            f"SELECT v.rank, e.seq, e.id, e.body, e.retirement FROM {self.VIEW_TABLE} v"
-            " CROSS JOIN entries e ON e.seq = v.seq"
-            " WHERE v.rank > ? AND v.size <= ? AND +e.active = 1 AND e.id = v.id ORDER BY v.rank LIMIT 1"
-        )
+        from om.derived.view_order import next_fitting_query
+
+        query = next_fitting_query()
 
         def next_fitting(after, remaining):
             row = self.conn.execute(query, (-1 if after is None else after, remaining)).fetchone()
@@ -458,31 +532,15 @@ class Ledger:
         return next_fitting, self.active_count()
 
     def _view_order_current(self):
-        try:
-            covered = self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {self.VIEW_TABLE}").fetchone()[0]
-        except sqlite3.OperationalError:
-            return False
-        return covered == self.conn.execute("SELECT coalesce(max(seq), 0) FROM entries").fetchone()[0]
+        from om.derived import view_order
+
+        return view_order.is_current(self.conn)
 
     def _extend_view_order(self):
         """Add order rows for entries above the table's highest seq (inside a write transaction)."""
-        from om.render import line_size, sort_key
+        from om.derived import view_order
 
-        table = self.VIEW_TABLE
-        self.conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {table}"
-            " (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, rank INTEGER NOT NULL, size INTEGER NOT NULL)"
-        )
-        self.conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_rank ON {table}(rank, size)")
-        self.conn.execute(ACTIVE_INDEX)
-        covered = self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]
-        rows = []
-        for row in self.conn.execute(
-            "SELECT seq, id, body, active, retirement FROM entries WHERE seq > ? ORDER BY seq", (covered,)
-        ):
-            entry = _entry(*row)
-            rows.append((entry["seq"], entry["id"], sort_key(entry), line_size(entry)))
-        self.conn.executemany(f"INSERT INTO {table}(seq, id, rank, size) VALUES (?, ?, ?, ?)", rows)
+        view_order.catch_up(self.conn)
 
     def active_count(self):
         return self.conn.execute("SELECT count(*) FROM entries WHERE active = 1").fetchone()[0]
@@ -624,45 +682,46 @@ class Ledger:
         )
 
 
-class _Transaction:
-    """BEGIN <mode> ... COMMIT, or ROLLBACK on any exception (KeyboardInterrupt too)."""
+class AdapterState:
+    """An adapter's declaration of the meta keys it keeps in a ledger.
 
-    def __init__(self, conn, mode):
-        self.conn = conn
-        self.mode = mode
-        self.nested = False
+    `prefix` namespaces the keys the adapter adds (all transient); `legacy`
+    lists the unprefixed keys earlier implementations wrote, which it keeps
+    using for interop; `import_clears` are the ones an import drops (the rest
+    of the legacy keys describe a turn the destination is still in). A fork
+    drops all of them, since it keeps only FORK_KEEPS.
+    """
 
-    def __enter__(self):
-        if self.conn.in_transaction:
-            self.nested = True
-            return self
-        try:
-            self.conn.execute(f"BEGIN {self.mode}")
-        except sqlite3.Error as e:
-            raise StoreError(f"om: cannot start a transaction: {e}") from None
-        return self
+    def __init__(self, prefix, legacy=(), import_clears=()):
+        self.prefix = prefix
+        self.legacy = tuple(legacy)
+        self.import_clears = tuple(import_clears)
 
-    def __exit__(self, exc_type, exc, tb):
-        if self.nested:
-            return False
-        if exc_type is None:
-            try:
-                self.conn.execute("COMMIT")
-            except sqlite3.Error as e:
-                self._rollback()
-                raise StoreError(f"om: cannot commit: {e}") from None
-            return False
-        self._rollback()
-        if isinstance(exc, sqlite3.Error):
-            raise StoreError(f"om: database error: {exc}") from None
-        return False
+    def key(self, name):
+        return name if name in self.legacy else self.prefix + name
 
-    def _rollback(self):
-        if self.conn.in_transaction:
-            try:
-                self.conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+
+class _StateView:
+    """Meta access confined to one adapter's declared keys."""
+
+    def __init__(self, ledger, declared):
+        self.ledger = ledger
+        self.declared = declared
+
+    def get(self, name, default=None):
+        return self.ledger.meta_get(self.declared.key(name), default)
+
+    def set(self, name, value):
+        self.ledger.meta_set(self.declared.key(name), value)
+
+    def delete(self, *names):
+        self.ledger.meta_delete(*(self.declared.key(n) for n in names))
+
+
+def _memory():
+    from om.sqlite import memory
+
+    return memory()
 
 
 def _shown(text, limit=80):

@@ -7,55 +7,21 @@ newline or separator can start a line that looks like another record; the
 framing says the memory is quoted historical evidence, not instructions.
 """
 
-from om.jsonio import dumps
+# The line format lives in om.viewline, which the derived view-order table
+# also uses to store each line's size: render and storage share it, and
+# storage never imports presentation. Re-exported for the callers of render.
+from om.viewline import (  # noqa: F401
+    MIN_LINE,
+    _size,
+    entry_line,
+    line_size,
+    list_oracle,
+    priority,
+    quote,
+    sort_key,
+)
 
 VIEW_BUDGET = 12_000
-_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
-# Characters some renderers treat as line breaks; json escapes C0 controls but not these.
-_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085", "\x7f": "\\u007f"}
-
-
-def quote(text):
-    """`text` as a one-line string literal (JSON syntax, line separators escaped)."""
-    out = dumps(text)
-    if any(ch in out for ch in _BREAKS):
-        out = "".join(_BREAKS.get(ch, ch) for ch in out)
-    return out
-
-
-def _size(text):
-    return len(text.encode("utf-8"))
-
-
-def entry_line(entry):
-    return (
-        f"- {entry['id']} {entry['kind']} importance={entry['importance']}"
-        f" at {quote(entry['timestamp'])}: {quote(entry['text'])}\n"
-    )
-
-
-def priority(entry):
-    """Sort key: importance first, reflections before observations, then newest first."""
-    return (_RANK.get(entry["importance"], 2), 0 if entry["kind"] == "reflection" else 1, -entry["seq"])
-
-
-def sort_key(entry):
-    """`priority` as one integer (smaller first), for storing beside the ledger.
-
-    Importance rank, then reflection before observation, then newest first;
-    sequence numbers stay below 2**40.
-    """
-    rank, observation, neg_seq = priority(entry)
-    return (rank << 41) | (observation << 40) | ((1 << 40) - 1 + neg_seq)
-
-
-def line_size(entry):
-    return _size(entry_line(entry))
-
-
-#: No line is shorter: an id of at least 2 bytes, a 10-letter kind, a
-#: 3-letter importance, an empty quoted timestamp and a 1-byte text.
-MIN_LINE = len('- o- reflection importance=low at "": "x"\n')
 
 
 def select(next_fitting, budget):
@@ -79,19 +45,6 @@ def select(next_fitting, budget):
             remaining -= size
     chosen.sort(key=lambda e: e["seq"])
     return chosen
-
-
-def list_oracle(entries):
-    """A `next_fitting` over a list of entries held in memory."""
-    ranked = sorted(((sort_key(e), line_size(e), e) for e in entries), key=lambda t: t[0])
-
-    def next_fitting(after, remaining):
-        for key, size, entry in ranked:
-            if (after is None or key > after) and size <= remaining:
-                return key, entry
-        return None
-
-    return next_fitting
 
 
 VIEW_HEADER = (

@@ -5,7 +5,7 @@ Invariants:
   to FTS5 as a quoted string, so no query text can be FTS syntax or fail to
   parse. A query with no searchable word is an InputError.
 - Search never fails because of its index: a missing, damaged or stale index
-  is rebuilt (om.searchindex); when it cannot be written (read-only store) the
+  is rebuilt (om.derived.fts); when it cannot be written (read-only store) the
   rows it does not cover are scanned; without FTS5 everything is scanned. All
   paths return the same shape and rank by the same rule.
 - Ranking rule, one number per result (higher is better):
@@ -24,12 +24,10 @@ import math
 import re
 import unicodedata
 
-try:
-    import _sqlite3 as sqlite3
-except ImportError:  # pragma: no cover
-    import sqlite3
+from om.derived import fts as ix
+from om.sqlite import load
 
-from om import searchindex as ix
+sqlite3 = load()
 from om.errors import InputError
 from om.jsonio import loads
 
@@ -164,11 +162,6 @@ def _prepare(conn):
     if not ix.fts5_available(conn):
         return None
     try:
-        state = ix.read_state(conn)
-        if state is None or not ix.is_consistent(conn, state):
-            if ix.index_exists(conn):
-                ix.drop(conn)
-            ix.create(conn)
         ix.catch_up(conn)
         return ix.read_state(conn)
     except sqlite3.Error as e:
@@ -179,8 +172,7 @@ def _prepare(conn):
 
 def _rebuild(conn):
     try:
-        ix.drop(conn)
-        ix.create(conn)
+        ix.invalidate(conn)
         ix.catch_up(conn)
         return ix.read_state(conn)
     except sqlite3.Error:

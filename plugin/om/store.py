@@ -3,7 +3,11 @@
 Invariants: the store path is canonical (absolute, symlinks resolved) before
 anything is derived from it; only the session *hash* touches the filesystem,
 so no session string can escape the store; directories are created 0700 and
-databases 0600 whatever the umask, before SQLite ever opens them.
+databases 0600 whatever the umask, before SQLite ever opens them; a session
+directory or database file that is a symlink is refused (never followed), as
+a store that is a file is; staging directories (`.om-tmp-<pid>-*`) name the
+process that owns them, so one left by a killed process can be told from one
+still in use and removed.
 """
 
 import os
@@ -13,6 +17,10 @@ from om.ids import session_hash, trim_space
 
 DB_NAME = "memory.sqlite3"
 MAX_SESSION_CHARS = 256
+STAGING_PREFIX = ".om-tmp-"
+#: A staging directory whose name carries no pid (written before names did) is
+#: taken as abandoned once it is this old: no fork or import runs that long.
+UNOWNED_STAGING_SECONDS = 3600
 
 
 def validate_session(session):
@@ -87,8 +95,17 @@ def database_path(store, session):
     return os.path.join(session_dir(store, session), DB_NAME)
 
 
+def refuse_symlinks(path):
+    """StoreError when the session directory of database `path`, or the file itself, is a symlink."""
+    directory = os.path.dirname(path)
+    for link, what in ((directory, "session directory"), (path, "database file")):
+        if os.path.islink(link):
+            raise StoreError(f"om: {what} {link} is a symlink; om does not follow links inside the store")
+
+
 def ensure_database_file(path):
     """Create the session directory (0700) and an empty database file (0600) if missing."""
+    refuse_symlinks(path)
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
         try:
@@ -122,3 +139,65 @@ def fsync_dir(path):
         pass
     finally:
         os.close(fd)
+
+
+# -- staging directories (fork, import) ------------------------------------------
+
+
+def make_staging_dir(store):
+    """A new private directory in `store` named for this process (removed by the caller)."""
+    import tempfile
+
+    try:
+        return tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=store)
+    except OSError as e:
+        raise StoreError(f"om: cannot create a staging folder in {store}: {e.strerror or e}") from None
+
+
+def sweep_staging(store, now=None):
+    """Remove the staging directories of `store` that no live process owns.
+
+    Returns `(removed, kept)`, two sorted lists of paths: the ones removed as
+    abandoned, and the ones left alone because a live process owns them or,
+    for a name without a pid, because they are too recent to tell. Never
+    raises for a store it cannot list or change.
+    """
+    import shutil
+    import time
+
+    try:
+        names = sorted(n for n in os.listdir(store) if n.startswith(STAGING_PREFIX))
+    except OSError:
+        return [], []
+    now = time.time() if now is None else now
+    removed, in_use = [], []
+    for name in names:
+        path = os.path.join(store, name)
+        if _staging_owned(name, path, now):
+            in_use.append(path)
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed, in_use
+
+
+def _staging_owned(name, path, now):
+    pid, _, rest = name[len(STAGING_PREFIX):].partition("-")
+    if pid.isdigit() and rest:
+        return _alive(int(pid))
+    try:
+        return now - os.lstat(path).st_mtime < UNOWNED_STAGING_SECONDS
+    except OSError:
+        return True  # gone already, or unreadable: leave it alone
+
+
+def _alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by another user
+    return True

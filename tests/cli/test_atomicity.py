@@ -183,10 +183,11 @@ def test_fork_killed_at_random_moments_leaves_no_destination_or_a_complete_one(t
             assert sessions == [os.path.basename(os.path.dirname(source_db))]
             leftovers = [n for n in os.listdir(store) if not n.startswith("session-")]
             assert all(n.startswith(".om-tmp-") for n in leftovers), leftovers
-            # A killed fork never blocks the next one.
+            # A killed fork never blocks the next one, which also removes its staging folder.
             retry, _ = _run(argv)
             assert retry.returncode == 0, retry.stderr
             assert sqlite_probe.dump(dest_db) == forked
+            assert [n for n in os.listdir(store) if n.startswith(".om-tmp-")] == []
     assert outcomes["absent"] and outcomes["complete"], outcomes
 
 

@@ -1,8 +1,8 @@
 """`om doctor`: prove that memory capture works, or say exactly what to fix.
 
 Invariants:
-- Read-only: doctor opens ledgers read-only and never creates, repairs or trusts
-  anything; every finding that is not ok carries the exact command or edit that
+- Doctor opens ledgers read-only and never creates, repairs or trusts anything (it
+  removes only staging folders no live process owns, as fork and import do); every finding that is not ok carries the exact command or edit that
   fixes it, written so that it runs as shown (om.doctor.findings).
 - The report's status is the worst of its checks; only "fail" makes the exit status 1.
 - One module per area, run in this order: runtime (om.doctor.runtime), store

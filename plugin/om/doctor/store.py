@@ -1,19 +1,16 @@
 """Doctor's store checks: the folder, its permissions, each session database, leftovers.
 
 Invariants:
-- Read-only: databases are opened through the ledger layer's own connection
-  helper (`om.ledger.connect`, read-only, URI-quoted like every other command),
-  so doctor reads any store path capture and status can read.
-- `database_problem(path)` is the whole per-database question (None when
-  healthy), kept apart so the ledger layer can answer it instead.
+- Databases are only read, through the ledger layer (`om.ledger.integrity_problem`:
+  read-only, URI-quoted like every other command), so doctor reads any store path
+  capture and status can read. The one thing it removes is what the next fork or
+  import would remove too: staging folders no live process owns (`om.store.sweep_staging`).
 """
 
 import os
 import stat
 
 from om.doctor.findings import check, quote
-
-TEMP_PREFIX = ".om-tmp-"
 
 
 def checks(store, source):
@@ -40,19 +37,25 @@ def checks(store, source):
     found = [check(name, "ok", f"store {store} ({source}) holds {len(sessions)} session(s)")]
     found.append(_permissions_check(store, sessions))
     found.append(_integrity_check(store, sessions))
-    leftovers = sorted(d for d in _listdir(store) if d.startswith(TEMP_PREFIX))
-    if leftovers:
-        found.append(
-            check(
-                "store.temp",
-                "warn",
-                f"{len(leftovers)} leftover temporary snapshot folder(s) from an interrupted fork or import",
-                "rm -rf " + " ".join(quote(os.path.join(store, d)) for d in leftovers),
-            )
-        )
-    else:
-        found.append(check("store.temp", "ok", "no leftover temporary folders"))
+    found.append(_staging_check(store))
     return found
+
+
+def _staging_check(store):
+    from om.store import sweep_staging
+
+    removed, kept = sweep_staging(store)
+    if kept:
+        return check(
+            "store.temp",
+            "warn",
+            f"{len(kept)} temporary snapshot folder(s) of a fork or import still running or just interrupted"
+            + (f"; removed {len(removed)} abandoned one(s)" if removed else ""),
+            "rm -rf " + " ".join(quote(p) for p in kept) + "  # once no om fork or import is running",
+        )
+    if removed:
+        return check("store.temp", "ok", f"removed {len(removed)} temporary folder(s) left by interrupted forks or imports")
+    return check("store.temp", "ok", "no leftover temporary folders")
 
 
 def _listdir(path):
@@ -88,35 +91,14 @@ def _mode(path):
         return 0
 
 
-def database_problem(path):
-    """Why the session database at `path` is unusable, or None."""
-    from om.errors import StoreError
-    from om.ledger import connect, sqlite3
-
-    try:
-        conn = connect(path, readonly=True)
-    except StoreError as e:
-        return str(e).replace(f"om: cannot open {path}: ", "")
-    try:
-        result = conn.execute("PRAGMA integrity_check").fetchall()
-        if result != [("ok",)]:
-            return "integrity_check: " + "; ".join(str(r[0]) for r in result[:3])
-        version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-        if version is None or version[0] != "1":
-            return f"schema version {version[0] if version else 'missing'!r}, this runtime reads 1"
-        return None
-    except sqlite3.Error as e:
-        return str(e)
-    finally:
-        conn.close()
-
-
 def _integrity_check(store, sessions):
+    from om.ledger import integrity_problem
+
     bad = []
     for s in sessions:
         db = os.path.join(store, s, "memory.sqlite3")
         if os.path.exists(db):
-            problem = database_problem(db)
+            problem = integrity_problem(db)
             if problem:
                 bad.append((db, problem))
     if bad:

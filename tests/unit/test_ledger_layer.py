@@ -1,0 +1,73 @@
+"""The ledger layer's boundaries, read from the sources of om/.
+
+Only om.sqlite talks to SQLite's modules; storage (the ledger layer and the
+store) imports neither rendering nor an adapter; every derived table follows
+the one protocol of om.derived.
+"""
+
+import ast
+import importlib
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "plugin" / "om"
+SQLITE_MODULES = {"sqlite3", "_sqlite3"}
+LEDGER_LAYER = {"plugin/om/sqlite.py"}
+STORAGE = [
+    "plugin/om/sqlite.py",
+    "plugin/om/ledger.py",
+    "plugin/om/store.py",
+    *(f"plugin/om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py")),
+]
+PRESENTATION_AND_ADAPTERS = ("om.render", "om.views", "om.codex", "om.mcp", "om.cli", "om.doctor")
+
+
+def _imported(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def test_only_the_ledger_layer_imports_sqlite3_or_its_c_module():
+    importers = sorted(
+        str(path.relative_to(ROOT))
+        for path in PACKAGE.rglob("*.py")
+        if SQLITE_MODULES & {name.split(".")[0] for name in _imported(path)}
+    )
+    assert importers and set(importers) <= LEDGER_LAYER, importers
+
+
+def test_storage_imports_no_rendering_and_no_adapter():
+    leaks = [
+        f"{rel}: {name}"
+        for rel in STORAGE
+        for name in _imported(ROOT / rel)
+        if name.startswith(PRESENTATION_AND_ADAPTERS)
+    ]
+    assert leaks == []
+
+
+def test_storage_names_no_codex_meta_key():
+    from om.codex.state import STATE
+
+    keys = set(STATE.legacy) | {STATE.prefix}
+    mentions = [
+        f"{rel}: {key}"
+        for rel in STORAGE
+        for key in keys
+        if f'"{key}' in (ROOT / rel).read_text(encoding="utf-8")
+    ]
+    assert mentions == []
+
+
+def test_every_derived_table_has_a_versioned_name_a_catch_up_and_an_invalidate():
+    for path in sorted((PACKAGE / "derived").glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        module = importlib.import_module(f"om.derived.{path.stem}")
+        assert module.NAME.startswith("om_"), path.name
+        assert callable(module.catch_up) and callable(module.invalidate), path.name
