@@ -543,14 +543,17 @@ def test_the_rerun_line_and_the_fixes_name_this_runtime_by_a_command_that_runs_a
     home = make_home(tmp_path, writable=store)
     r = doctor(home, store)
     assert r.json["run_as"] == f"python3 '{ROOT / 'plugin' / 'bin' / 'om'}'"
-    assert check(r, "capture.Stop")["fix"].endswith(f"rerun {r.json['run_as']} doctor")
+    assert r.json["rerun"] == f"{r.json['run_as']} doctor --store '{store}'"
+    assert check(r, "capture.Stop")["fix"].endswith(f"then rerun {r.json['rerun']}")
     text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home)})
-    assert text.stdout.splitlines()[-1] == f"run again: {r.json['run_as']} doctor"
+    assert text.stdout.splitlines()[-1] == f"run again: {r.json['rerun']}"
     import subprocess
 
-    again = subprocess.run(r.json["run_as"] + f" doctor --json --store '{store}'", shell=True, cwd=tmp_path,
-                           capture_output=True, text=True, env={"CODEX_HOME": str(home), "PATH": os.environ["PATH"]})
+    again = subprocess.run(r.json["rerun"] + " --json", shell=True, cwd=tmp_path, capture_output=True, text=True,
+                           env={"CODEX_HOME": str(home), "PATH": os.environ["PATH"]})
     assert json.loads(again.stdout)["store"] == str(store)
+    # Without --store, doctor checks the plugin's data folder, and so does the command it names.
+    assert doctor(home, None).json["rerun"] == f"{r.json['run_as']} doctor"
 
 
 def test_the_mcp_doctor_tool_returns_the_report_doctor_prints(tmp_path):

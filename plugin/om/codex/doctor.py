@@ -18,7 +18,7 @@ import os
 
 from om.codex import config as codex_config
 from om.codex.trust import ask_codex, identity_hash, state_key
-from om.doctor.findings import check, quote, runtime_command
+from om.doctor.findings import check, quote
 
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
@@ -143,7 +143,7 @@ def codex_trust_check(home):
             "warn",
             f"could not ask Codex whether it runs the om hooks ({reason}); only Codex can tell whether the"
             " installed plugin files still match the ones you trusted",
-            f"put codex on PATH and rerun {runtime_command()} doctor, or open /hooks in codex",
+            "put codex on PATH and run doctor again, or open /hooks in codex",
         )
     by_status = {}
     for hook in answer["hooks"]:

@@ -16,13 +16,15 @@ import os
 from om import __version__
 from om.doctor import capture, runtime
 from om.doctor import store as store_checks
-from om.doctor.findings import runtime_command, worst
+from om.doctor.findings import quote, runtime_command, worst
 
 STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
 def diagnose(store=None):
-    """Run every check; returns {"status", "version", "store", "store_from", "run_as", "checks": [...]}."""
+    """Run every check; returns {"status", "version", "store", "store_from", "run_as", "rerun", "checks": [...]}.
+
+    run_as: how a shell runs this runtime; rerun: the command that runs this same check again."""
     from om.codex import doctor as codex
 
     source = "--store"
@@ -40,10 +42,13 @@ def diagnose(store=None):
 
     checks.append(mcp_check(installation["root"] if installation else None, codex.INSTALL))
     blocked = any(c["check"] in ("codex.plugin", "codex.hooks", "codex.trust") and c["status"] == "fail" for c in checks)
-    context = {"store_is_dir": os.path.isdir(store), "store_exists": os.path.exists(store), "hooks_blocked": blocked}
+    run_as = runtime_command()
+    rerun = f"{run_as} doctor" + (f" --store {quote(store)}" if source == "--store" else "")
+    context = {"store_is_dir": os.path.isdir(store), "store_exists": os.path.exists(store), "hooks_blocked": blocked,
+               "rerun": rerun}
     checks += capture.checks(store, codex.EVENTS, installation, context)
     return {"status": worst(checks), "version": __version__, "store": store, "store_from": source,
-            "run_as": runtime_command(), "checks": checks}
+            "run_as": run_as, "rerun": rerun, "checks": checks}
 
 
 def render(report):
@@ -53,5 +58,5 @@ def render(report):
         lines.append(f"{c['status']:<4}  {c['check']:<{width}}  {c['finding']}")
         if c["fix"]:
             lines.append(f"{'':<4}  {'':<{width}}  fix: {c['fix']}")
-    lines.append(f"run again: {report['run_as']} doctor")
+    lines.append(f"run again: {report['rerun']}")
     return "\n".join(lines) + "\n"

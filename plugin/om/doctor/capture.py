@@ -27,14 +27,15 @@ TRUST = "run codex, open /hooks, review and trust the om hooks"
 
 
 def checks(store, events, installation, context):
-    """`context`: {"store_is_dir", "hooks_blocked"} from the store and Codex checks."""
+    """`context`: {"store_is_dir", "store_exists", "hooks_blocked"} from the store and Codex checks,
+    and "rerun", the command that runs doctor again."""
     from om.receipts import read_all
 
     receipts = read_all(store) if context.get("store_is_dir") else {}
     log = os.path.join(store, LOG_NAME)
     reasons = _last_errors(log) if context.get("store_is_dir") else {}
     installed = (installation or {}).get("installed_at")
-    rerun = f"{runtime_command()} doctor"
+    rerun = context.get("rerun") or f"{runtime_command()} doctor"
     found = []
     now = time.time()
     for event in events:
