@@ -56,6 +56,10 @@ def _parser():
     s.add_argument("--sources", action="store_true", help="include captured evidence")
     s.add_argument("--include-retired", action="store_true", help="include retired memories")
     s.add_argument("--limit", type=int, default=10, help="at most N results (1 to 100, default 10)")
+    x = cmd("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)")
+    x.add_argument("--format", required=True, choices=["md", "json", "html"], help="document format")
+    x.add_argument("--out", metavar="PATH", help="write the document to PATH (atomically, 0600) instead of stdout")
+    x.add_argument("--all-sessions", action="store_true", help="every session of the store, with an index")
     d = cmd("doctor", "check runtime, store, Codex hooks and capture receipts")
     d.add_argument("--json", action="store_true", help="print the findings as JSON")
     d.add_argument("--store", dest="doctor_store", help="store to check (default: the global --store, "
@@ -211,6 +215,11 @@ def _run(args):
             return _json_out(
                 search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
             )
+    if command == "export":
+        from om.export import run as export
+
+        session = None if args.all_sessions else _session(args)
+        return export(_store_path(args), session, args.format, args.out, args.all_sessions)
     if command == "doctor":
         return _doctor(args)
     raise UsageError("om: a command is required (see om --help)")

@@ -183,6 +183,42 @@ class Ledger:
         meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('session', 'version')"))
         return tables, meta.get("session"), meta.get("version")
 
+    @classmethod
+    def open_read_only(cls, store, path, session=None):
+        """The v1 ledger at `path`, opened with SQLite's `mode=ro`: it can never write or create anything.
+
+        Checked to be a version 1 ledger (of `session` when given; else it
+        takes the session its meta names). For `export`, on any store,
+        writable or not.
+        """
+        refuse_symlinks(path)
+        try:
+            conn = _open_read_only(path)
+        except sqlite3.Error as e:
+            raise StoreError(f"om: cannot open {path}: {e}") from None
+        ledger = cls(conn, store, session, path)
+        try:
+            tables, stored, version = ledger._schema_state()
+        except sqlite3.DatabaseError as e:
+            ledger.close()
+            raise StoreError(f"om: {path} is not a usable ledger: {e}") from None
+        problem = None
+        if tables != 3 or stored is None:
+            problem = f"om: {path} is not a v1 ledger"
+        elif session is not None and stored != session:
+            problem = f"om: ledger {path} belongs to session {stored!r}, not {session!r}"
+        elif version != "1":
+            problem = f"om: ledger {path} has schema version {version!r}; this runtime reads version 1"
+        if problem:
+            ledger.close()
+            raise StoreError(problem)
+        ledger.session = stored
+        return ledger
+
+    def all_sources(self):
+        """Every source in seq order, each as `recall` prints it."""
+        return [_source(seq, body) for seq, body in self.conn.execute("SELECT seq, body FROM sources ORDER BY seq")]
+
     def is_v1_ledger_of(self, session):
         """True when this database holds the three v1 tables and is `session`'s version 1 ledger."""
         return self._schema_state() == (3, session, "1")

@@ -252,9 +252,9 @@ def test_the_mcp_check_starts_the_installed_server_and_finds_every_ledger_tool(t
     home = make_home(tmp_path, mcp=True)
     c = check(doctor(home, store), "codex.mcp")
     assert c["status"] == "ok", c
-    from om.mcp.tools import listing
+    from om.mcp.tools import catalogue
 
-    assert "python3 -I -S bin/om mcp" in c["finding"] and f"lists {len(listing())} tools" in c["finding"]
+    assert "python3 -I -S bin/om mcp" in c["finding"] and f"lists {len(catalogue())} tools" in c["finding"]
     assert str(home / "plugins" / "data" / "om-observational-memory") in c["finding"]
     # The server was only asked for its tools: nothing was written to its store.
     assert not (home / "plugins" / "data").exists()

@@ -16,7 +16,8 @@ from mcp_client import McpServer, run_om
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
-EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search"]
+EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search",
+              "export"]
 #: Tools about the installation rather than one session's ledger (no session argument needed).
 NO_SESSION = ["doctor"]
 MAX_LINE = 4 * 1024 * 1024
@@ -37,6 +38,8 @@ def minimal_arguments(name):
         args["checkpoint"] = {"through": 0}
     if name == "search":
         args["query"] = "anything"
+    if name == "export":
+        args["format"] = "md"
     return args
 
 

@@ -91,3 +91,9 @@ def test_ledger_commands_do_not_import_what_they_do_not_use(tmp_path, args, inpu
 def test_capture_does_not_load_the_rendering_or_transfer_code(tmp_path):
     loaded = _modules_loaded_by(tmp_path, "capture", input=CAPTURE)
     assert not {"om.render", "om.transfer"} & loaded
+
+
+@pytest.mark.parametrize("args,input", [(("capture",), CAPTURE), (("prime",), b"")], ids=["capture", "prime"])
+def test_the_export_package_stays_off_the_other_commands_paths(tmp_path, args, input):
+    loaded = _modules_loaded_by(tmp_path, *args, input=input)
+    assert "om.ledger" in loaded and not {m for m in loaded if m.startswith("om.export")}

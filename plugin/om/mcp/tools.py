@@ -172,6 +172,23 @@ TOOLS = {
     ),
 }
 
+EXPORT = (
+    "Write this session's memory to a new private file and return its path as JSON {format, path, bytes}:"
+    " 'md' (Markdown for people: active memory by importance, retired entries, cited sources), 'json'"
+    " (the complete versioned export, every source and entry) or 'html' (a self-contained memory browser)."
+    " Read-only for the ledger. Use it when the user asks to see, keep or hand over the memory; give them"
+    " the path.",
+    _schema(
+        {
+            "format": {"type": "string", "enum": ["md", "json", "html"], "description": "Document format."},
+            "all_sessions": {"type": "boolean",
+                             "description": "Export every session of the store, with an index (default false)."},
+        },
+        ("session", "format"),
+    ),
+    True,  # the ledger is only read; the document goes to a new file of its own
+)
+
 SEARCH = (
     "Full-text search over this session's memory (and, with sources=true, the captured evidence), ranked"
     " by relevance, as JSON with ids and short snippets. Use it to find earlier facts by words when you"
@@ -221,6 +238,7 @@ def catalogue():
     tools = dict(TOOLS)
     if _search_module() is not None:
         tools["search"] = SEARCH
+    tools["export"] = EXPORT
     tools["doctor"] = DOCTOR
     return tools
 
@@ -305,6 +323,8 @@ def call(store, name, arguments):
         options = _search_options(args)
     if store is None or isinstance(store, OmError):
         raise store if isinstance(store, OmError) else UsageError("om: no store")
+    if name == "export":
+        return _export(store, session, args)
 
     from om.jsonio import dumps
     from om.ledger import Ledger
@@ -333,6 +353,20 @@ def call(store, name, arguments):
         if name == "search":
             return dumps(_search_module().search(ledger, query, *options))
     raise UnknownTool(f"om: unknown tool {name!r}")  # pragma: no cover - catalogue and dispatch agree
+
+
+def _export(store, session, args):
+    """The CLI's `export --out` receipt, for a fresh file the server chose (never a caller's path)."""
+    from om.export import receipt, render, write_fresh
+    from om.jsonio import dumps
+
+    fmt = _string_arg("export", args, "format")
+    all_sessions = args.get("all_sessions", False)
+    if not isinstance(all_sessions, bool):
+        raise InputError("om: export: argument 'all_sessions' must be true or false")
+    text = render(store, session, fmt, all_sessions)
+    path, data = write_fresh(text, fmt)
+    return dumps(receipt(path, fmt, data))
 
 
 def _search_options(args):

@@ -1,0 +1,120 @@
+"""`om export`: a session's memory as one JSON, Markdown or HTML document.
+
+Invariants:
+- Read-only. Ledgers are opened with SQLite's `mode=ro` and read in one
+  snapshot each; nothing is created, migrated or cached, so an export works
+  on a store the process cannot write and never changes a ledger.
+- Deterministic. A document is a function of the ledgers alone (no export
+  time in it): exporting twice gives the same bytes, and the CLI and the MCP
+  tool give the same document.
+- A document is written whole or not at all: `write` renames a finished,
+  fsynced private file (0600) into place.
+- Not on the hook's path: nothing outside `om.cli` and `om.mcp.tools`
+  imports this package.
+"""
+
+import os
+
+from om.errors import InputError, StoreError
+
+FORMATS = ("md", "json", "html")
+
+
+def render(store, session, fmt, all_sessions=False):
+    """The export document of one session (or, with `all_sessions`, of the whole store)."""
+    if fmt not in FORMATS:
+        raise InputError(f"om: export format must be md, json or html, got {fmt!r}")
+    from om.export.reader import read_all, read_session
+
+    snapshots = read_all(store) if all_sessions else [read_session(store, session)]
+    if fmt == "json":
+        from om.export.jsondoc import render_json
+
+        return render_json(snapshots, all_sessions)
+    if fmt == "md":
+        from om.export.markdown import render_markdown
+
+        return render_markdown(snapshots, all_sessions)
+    from om.export.browser import render_html
+
+    return render_html(snapshots, all_sessions)
+
+
+def run(store, session, fmt, out=None, all_sessions=False):
+    """`om export`: the document itself, or with `out` the receipt of the file written, as text."""
+    text = render(store, session, fmt, all_sessions)
+    if out is None:
+        return text
+    from om.jsonio import dumps
+
+    path, data = write(out, text, store)
+    return dumps(receipt(path, fmt, data)) + "\n"
+
+
+def receipt(path, fmt, data):
+    """What `export --out` prints and the MCP tool returns."""
+    return {"format": fmt, "path": path, "bytes": len(data)}
+
+
+def write(path, text, store=None):
+    """Write `text` to `path` atomically, as a private file; return (absolute path, bytes written).
+
+    Refuses a path inside the store: an export must never replace a ledger.
+    """
+    data = text.encode("utf-8")
+    target = os.path.abspath(os.path.expanduser(path))
+    real = os.path.realpath(target)
+    if store is not None:
+        from om.store import canonical_store
+
+        root = canonical_store(store)
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            raise InputError("om: --out must name a file outside the store")
+    if os.path.isdir(real):
+        raise InputError(f"om: --out {target} is a directory")
+    directory = os.path.dirname(real)
+    if not os.path.isdir(directory):
+        raise InputError(f"om: --out directory {directory} does not exist")
+    import tempfile
+
+    try:
+        fd, temp = tempfile.mkstemp(prefix=".om-export-", dir=directory)
+    except OSError as e:
+        raise StoreError(f"om: cannot write {target}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, real)
+    except OSError as e:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise StoreError(f"om: cannot write {target}: {e.strerror or e}") from None
+    from om.store import fsync_dir
+
+    fsync_dir(directory)
+    return real, data
+
+
+def write_fresh(text, fmt):
+    """Write `text` to a new private file in the temporary directory; return (path, bytes).
+
+    For the MCP tool: the server may run outside the agent's sandbox, so it
+    never writes where a caller names, only to a file nobody else could have
+    chosen.
+    """
+    import tempfile
+
+    data = text.encode("utf-8")
+    try:
+        fd, path = tempfile.mkstemp(prefix="om-export-", suffix="." + fmt)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        raise StoreError(f"om: cannot write the export: {e.strerror or e}") from None
+    return path, data

@@ -1,0 +1,41 @@
+"""The JSON export: everything a reader needs to rebuild the ledgers, in one versioned document.
+
+Invariants:
+- The document is `{"format": "om-export", "version": 1, ...}`; any change a
+  version-1 reader could misread gets a new version.
+- `sessions[i].sources` are exactly what `recall` prints for each source and
+  `sessions[i].entries` exactly what `view --all` prints, in seq order.
+- The text is the canonical encoding of `om.jsonio.dumps`, one line.
+"""
+
+from om import __version__
+from om.export.reader import counts
+from om.jsonio import dumps
+
+FORMAT = "om-export"
+VERSION = 1
+
+
+def document(snapshots, all_sessions):
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "generator": f"om {__version__}",
+        "scope": "store" if all_sessions else "session",
+        "sessions": [
+            {
+                "session": s["session"],
+                "project": s["project"],
+                "meta": s["meta"],
+                "last_activity": s["last_activity"],
+                "counts": counts(s),
+                "sources": s["sources"],
+                "entries": s["entries"],
+            }
+            for s in snapshots
+        ],
+    }
+
+
+def render_json(snapshots, all_sessions):
+    return dumps(document(snapshots, all_sessions)) + "\n"
