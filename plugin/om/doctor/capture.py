@@ -19,8 +19,9 @@ from om.doctor.findings import check, quote, runtime_command
 HOOK_BUDGET_MS = 250
 #: A failure within this window is "recent".
 RECENT_FAILURE_S = 24 * 3600
-#: Receipts and the install time come from different clocks' rounding; allow this much.
-CLOCK_SLACK_S = 1.0
+#: File times come from the kernel's coarse clock (a tick behind time.time()) and receipts
+#: are rounded to ms: a receipt this much older than the copy may still be a later run.
+CLOCK_SLACK_S = 0.05
 RARE = ("Interrupt",)
 LOG_NAME = "hook-errors.log"
 TRUST = "run codex, open /hooks, review and trust the om hooks"
