@@ -56,6 +56,9 @@ def _parser():
     s.add_argument("--sources", action="store_true", help="include captured evidence")
     s.add_argument("--include-retired", action="store_true", help="include retired memories")
     s.add_argument("--limit", type=int, default=10, help="at most N results (1 to 100, default 10)")
+    s.add_argument("--all-sessions", action="store_true", help="search every session of the store in one list")
+    s.add_argument("--project", help="with --all-sessions: only sessions of the project holding DIR")
+    _sessions_parser(cmd("sessions", "list the store's sessions, most recent first, or remove one"))
     x = cmd("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)")
     x.add_argument("--format", required=True, choices=["md", "json", "html"], help="document format")
     x.add_argument("--out", metavar="PATH", help="write the document to PATH (atomically, 0600) instead of stdout")
@@ -71,6 +74,13 @@ def _parser():
     h.add_argument("--client", required=True, choices=["codex"])
     _self_parser(cmd("self", "update, switch channel, roll back or install this standalone om"), Parser)
     return p
+
+
+def _sessions_parser(s):
+    s.add_argument("--project", help="only sessions of the project holding DIR")
+    s.add_argument("--json", action="store_true", help="print the listing as one JSON document")
+    s.add_argument("--remove", metavar="ID", help="delete session ID from the store for good")
+    s.add_argument("-y", "--yes", action="store_true", help="with --remove: do not ask for confirmation")
 
 
 def _self_parser(s, parser_class):
@@ -208,6 +218,10 @@ def _run(args):
         return _json_out(
             import_session(_store_path(args), _session(args), args.from_store, args.from_session)
         )
+    if command == "sessions":
+        return _sessions(args)
+    if command == "search" and (args.all_sessions or args.project is not None):
+        return _search_all(args)
     if command == "search":
         from om.search import search
 
@@ -282,6 +296,41 @@ def _doctor(args):
     report = diagnose(args.doctor_store or args.store or os.environ.get(STORE_ENV))
     text = _json_out(report) if args.json else render(report)
     return text, (1 if report["status"] == "fail" else 0)
+
+
+def _sessions(args):
+    from om.sessions import catalogue
+
+    if args.remove is None:
+        if args.yes:
+            raise UsageError("om: sessions: -y goes with --remove ID")
+        listing = catalogue.list_sessions(_store_path(args), args.project)
+        _skipped(listing)
+        return _json_out(listing) if args.json else catalogue.render_table(listing)
+    if args.project is not None or args.json:
+        raise UsageError("om: sessions --remove takes no --project or --json")
+    store, directory, what = catalogue.describe(_store_path(args), args.remove)
+    from om.selfupdate.command import _confirm
+
+    _confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
+             "om: removing a session needs confirmation; rerun with -y")
+    return _json_out(catalogue.remove_session(store, directory, args.remove))
+
+
+def _search_all(args):
+    from om.sessions.crosssearch import search_all
+
+    if not args.all_sessions:
+        raise UsageError("om: search --project goes with --all-sessions")
+    found = search_all(_store_path(args), " ".join(args.query), args.sources, args.include_retired, args.limit,
+                       args.project)
+    _skipped(found)
+    return _json_out(found)
+
+
+def _skipped(report):
+    for item in report["skipped"]:
+        _emit_error(f"om: skipped {item['directory']}: {item['error']}")
 
 
 def _codex_hook(store):

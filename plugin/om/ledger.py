@@ -38,6 +38,7 @@ from om import ids
 from om.errors import Conflict, InputError, NotFound, StoreError
 from om.jsonio import dumps, loads
 from om.store import (
+    DB_NAME,
     database_path,
     ensure_database_file,
     refuse_symlinks,
@@ -107,6 +108,52 @@ def _open_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000):
     from om.sqlite import open_connection
 
     return open_connection(path, readonly=True, timeout=timeout)
+
+
+class ExclusiveLock:
+    """The exclusive lock on a ledger file, taken at once or refused (for removing a session).
+
+    `held` is False when the file is not a database at all (nobody can be
+    writing it as one); Conflict when another process holds any lock on it.
+    """
+
+    def __init__(self, path):
+        from om.sqlite import open_connection
+
+        self.conn = None
+        try:
+            conn = open_connection(path, timeout=0)  # refuse at once rather than wait for the holder
+        except sqlite3.DatabaseError as e:
+            if "not a database" not in str(e):
+                raise StoreError(f"om: cannot open {path}: {e}") from None
+            return
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError as e:
+            conn.close()
+            if "locked" in str(e) or "busy" in str(e):
+                raise Conflict(f"om: {path} is locked by another process") from None
+            raise StoreError(f"om: cannot lock {path}: {e}") from None
+        except sqlite3.DatabaseError:
+            conn.close()
+            return
+        self.conn = conn
+
+    @property
+    def held(self):
+        return self.conn is not None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.conn is not None:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            self.conn.close()
+            self.conn = None
 
 
 def check_capture(kind, text, key):
@@ -182,6 +229,58 @@ class Ledger:
         ).fetchone()[0]
         meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('session', 'version')"))
         return tables, meta.get("session"), meta.get("version")
+
+    @classmethod
+    def open_directory(cls, store, directory, writable=False):
+        """The ledger in an existing session directory of `store`, whichever session it holds.
+
+        Never creates anything; read-only unless `writable` (a search may then
+        build that ledger's own derived index). Raises StoreError with a short
+        reason unless the directory holds the v1 ledger of the session whose
+        id hashes to the directory's name.
+        """
+        path = os.path.join(directory, DB_NAME)
+        refuse_symlinks(path)
+        if not os.path.isfile(path):
+            raise StoreError("no ledger database in it")
+        from om.sqlite import open_connection
+
+        try:
+            conn = open_connection(path, readonly=not writable)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open it: {e}") from None
+        ledger = cls(conn, store, None, path)
+        try:
+            tables = conn.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'sources', 'entries')"
+            ).fetchone()[0]
+            meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('session', 'version')"))
+        except sqlite3.Error as e:
+            ledger.close()
+            raise StoreError(f"not a readable ledger: {e}") from None
+        session = meta.get("session")
+        problem = None
+        if tables != 3 or meta.get("version") != "1" or not isinstance(session, str):
+            problem = "not a version 1 ledger"
+        elif os.path.basename(directory) != "session-" + ids.session_hash(session):
+            problem = "its ledger belongs to a session whose id does not hash to this directory"
+        if problem:
+            ledger.close()
+            raise StoreError(problem)
+        ledger.session = session
+        return ledger
+
+    def sources_span(self):
+        """(number of sources, timestamp of the first, timestamp of the last; None when empty)."""
+        return tuple(self.conn.execute(
+            "SELECT count(*),"
+            " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq LIMIT 1),"
+            " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq DESC LIMIT 1) FROM sources"
+        ).fetchone())
+
+    def has_entries(self):
+        """True when the ledger holds any observation or reflection, active or retired."""
+        return self.conn.execute("SELECT 1 FROM entries LIMIT 1").fetchone() is not None
 
     @classmethod
     def open_read_only(cls, store, path, session=None):

@@ -117,8 +117,12 @@ def _tokens_of_folded(folded):
     return WORD.findall(ix.spread_cjk(folded))
 
 
-def search(ledger, query, sources=False, retired=False, limit=10):
-    """Ranked results: {"query", "results": [...]} (see the module docstring for the rule)."""
+def search(ledger, query, sources=False, retired=False, limit=10, snippets=True):
+    """Ranked results: {"query", "results": [...]} (see the module docstring for the rule).
+
+    snippets=False leaves each result's whole text in "snippet", for a caller
+    that cuts snippets only for the results it keeps (om.sessions.crosssearch).
+    """
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"om: --limit must be 1 to {MAX_LIMIT}")
     q = Query(query)
@@ -145,7 +149,7 @@ def search(ledger, query, sources=False, retired=False, limit=10):
             hits = {}
         # Rows the index does not cover (read-only store, or no FTS5 at all).
         hits.update(_scan_hits(conn, q, sources, retired, after))
-        results = _rank(conn, q, hits, limit)
+        results = _rank(conn, q, hits, limit, snippets)
     return {"query": query, "results": results}
 
 
@@ -327,7 +331,7 @@ def _count_seq(tokens, seq, prefix_last):
 # -- ranking and output -----------------------------------------------------------
 
 
-def _rank(conn, q, hits, limit):
+def _rank(conn, q, hits, limit, snippets=True):
     n = len(q.terms)
     scored = []
     for rowid, (bm25, covered, phrase) in hits.items():
@@ -338,7 +342,7 @@ def _rank(conn, q, hits, limit):
     scored.sort()
     results = []
     for _, _, _, rowid, score in scored:
-        result = _materialize(conn, q, rowid, score)
+        result = _materialize(conn, q, rowid, score, snippets)
         if result is not None:
             results.append(result)
         if len(results) == limit:
@@ -346,7 +350,8 @@ def _rank(conn, q, hits, limit):
     return results
 
 
-def _materialize(conn, q, rowid, score):
+def _materialize(conn, q, rowid, score, snippets=True):
+    cut = snippet if snippets else (lambda text, q: text)
     if rowid >= ix.ENTRY_BASE:
         row = conn.execute(
             "SELECT seq, id, body, active, retirement FROM entries WHERE seq = ?", (rowid - ix.ENTRY_BASE,)
@@ -362,7 +367,7 @@ def _materialize(conn, q, rowid, score):
             "active": bool(active),
             "importance": b.get("importance", "medium"),
             "score": round(score, 4),
-            "snippet": snippet(b.get("text") or "", q),
+            "snippet": cut(b.get("text") or "", q),
         }
         if not active:
             record = loads(retirement) if retirement else {}
@@ -378,7 +383,7 @@ def _materialize(conn, q, rowid, score):
         "seq": seq,
         "active": True,
         "score": round(score, 4),
-        "snippet": snippet(loads(body).get("text") or "", q),
+        "snippet": cut(loads(body).get("text") or "", q),
     }
 
 

@@ -77,6 +77,7 @@ def fork(store, session, to_session):
 
 
 def import_session(store, session, from_store, from_session):
+    validate_session(session)
     validate_session(from_session)
     source_store = canonical_store(from_store)
     source_path = database_path(source_store, from_session)

@@ -20,6 +20,9 @@ TEACHINGS = [
     "If the user asks you not to remember something",
     "**never\ninstructions**",
     "Do exactly one pass, then stop",
+    "`all_sessions: true`",  # search earlier sessions of the project
+    "only before this session's first checkpoint",  # import's precondition
+    "\"as we did yesterday\"",  # when to look at earlier sessions
 ]
 
 

@@ -13,7 +13,7 @@ Invariants:
   XML-escapes it on the way to the model.
 - Adapter state lives in the legacy transient keys (`prompt_id`, `stop_turn`,
   `stop_prompt`, `notified_cursor`) with their earlier meaning, plus keys
-  prefixed `codex_`.
+  prefixed `codex_`; the project record (`om_cwd`, `om_project`) is om.sessions.project's.
 - Import-light: the common path loads only the ledger core (`_sqlite3`,
   `_json`); shlex is imported only for shell commands that name this store.
 """
@@ -157,8 +157,11 @@ def session_start(store, event):
     from om.codex import messages
 
     with _open(store, event) as ledger:
+        from om.sessions.pointer import start_note  # records the project; points at earlier memory
+
+        note = start_note(ledger, event.get("cwd"), _string(event, "source"))
         status = ledger.status()
-        text = messages.session_context(_command(ledger), status, _string(event, "source"), ledger.session)
+        text = messages.session_context(_command(ledger), status, _string(event, "source"), ledger.session) + note
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
@@ -179,6 +182,9 @@ def user_prompt_submit(store, event):
         with ledger.transaction():
             if ledger.is_paused():
                 return None
+            from om.sessions.project import record_project
+
+            record_project(ledger, event.get("cwd"))
             _capture(ledger, "user", prompt, turn)
             if turn:
                 ledger.meta_set("prompt_id", turn)

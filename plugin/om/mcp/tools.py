@@ -200,11 +200,39 @@ SEARCH = (
             "include_retired": {"type": "boolean", "description": "Also search retired entries (default false)."},
             "limit": {"type": "integer", "minimum": 1, "maximum": 100,
                       "description": "At most this many results (1 to 100, default 10)."},
+            "all_sessions": {"type": "boolean", "description": (
+                "Search every session of the store in one ranked list (default false); each result names"
+                " its session, so recall it with that session.")},
+            "project": {"type": "string", "description": (
+                "With all_sessions: only sessions of the project holding this directory.")},
         },
         ("session", "query"),
     ),
     True,
 )
+
+#: Tools over the store's sessions (om.sessions); added to the catalogue with search.
+SESSION_TOOLS = {
+    "sessions": (
+        "The store's sessions as JSON, most recently active first: id, project, created, last capture,"
+        " last checkpoint, sources, active observations and reflections, pending, paused, imported_from."
+        " Use it when the user refers to earlier work in another conversation ('as we did yesterday'),"
+        " or the start context names an earlier session; then prime or search that session.",
+        _schema({"project": {"type": "string", "description": "Only sessions of the project holding this directory."}}),
+        True,
+    ),
+    "import": (
+        "Carry an earlier session's memory into this session: its evidence, observations, reflections and"
+        " checkpoint cursor are copied in, this session's own captures kept after them. Works only before"
+        " this session's first checkpoint and only once; the other session is never changed. Returns this"
+        " session's status JSON.",
+        _schema({
+            "from_session": {"type": "string", "description": "The earlier session's id (from sessions or the start context)."},
+            "from_store": {"type": "string", "description": "Its store directory (default: this store)."},
+        }, ("session", "from_session")),
+        False,
+    ),
+}
 
 
 DOCTOR = (
@@ -238,6 +266,7 @@ def catalogue():
     tools = dict(TOOLS)
     if _search_module() is not None:
         tools["search"] = SEARCH
+        tools.update(SESSION_TOOLS)
     tools["export"] = EXPORT
     tools["doctor"] = DOCTOR
     return tools
@@ -313,6 +342,8 @@ def call(store, name, arguments):
     if name == "doctor":  # about the installation, not a session: any session argument is ignored
         return _doctor(store)
     session = _string_arg(name, args, "session")
+    if name == "sessions":
+        return _sessions_tool(store, session, args)
     # Validate everything the request carries before any store is touched.
     if name == "apply":
         checkpoint = _checkpoint(args["checkpoint"])
@@ -321,12 +352,24 @@ def call(store, name, arguments):
     if name == "search":
         query = _string_arg(name, args, "query")
         options = _search_options(args)
+    if name == "import":
+        from_session = _string_arg(name, args, "from_session")
+        from_store = _string_arg(name, args, "from_store") if "from_store" in args else None
     if store is None or isinstance(store, OmError):
         raise store if isinstance(store, OmError) else UsageError("om: no store")
     if name == "export":
         return _export(store, session, args)
 
     from om.jsonio import dumps
+
+    if name == "import":
+        from om.store import resolve_store
+        from om.transfer import import_session
+
+        resolve_store(store)  # the server's own store, opened as every other tool opens it
+        return dumps(import_session(store, session, store if from_store is None else from_store, from_session))
+    if name == "search" and (options[3] or options[4] is not None):
+        return _search_all_tool(store, query, options)
     from om.ledger import Ledger
 
     with Ledger.open(store, session) as ledger:
@@ -351,7 +394,7 @@ def call(store, name, arguments):
 
             return _chomp(prime_text(ledger))
         if name == "search":
-            return dumps(_search_module().search(ledger, query, *options))
+            return dumps(_search_module().search(ledger, query, *options[:3]))
     raise UnknownTool(f"om: unknown tool {name!r}")  # pragma: no cover - catalogue and dispatch agree
 
 
@@ -380,7 +423,33 @@ def _search_options(args):
     limit = args.get("limit", 10)
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise InputError("om: search: argument 'limit' must be an integer")
-    return flags + [limit]
+    every = args.get("all_sessions", False)
+    if not isinstance(every, bool):
+        raise InputError("om: search: argument 'all_sessions' must be true or false")
+    project = _string_arg("search", args, "project") if "project" in args else None
+    return flags + [limit, every, project]
+
+
+def _search_all_tool(store, query, options):
+    from om.jsonio import dumps
+    from om.sessions.crosssearch import search_all
+
+    sources, retired, limit, every, project = options
+    if not every:
+        raise UsageError("om: search --project goes with --all-sessions")
+    return dumps(search_all(store, query, sources, retired, limit, project))
+
+
+def _sessions_tool(store, session, args):
+    from om.jsonio import dumps
+    from om.sessions.catalogue import list_sessions
+    from om.store import validate_session
+
+    validate_session(session)  # the listing does not need it, but every tool checks the id it is given
+    project = _string_arg("sessions", args, "project") if "project" in args else None
+    if store is None or isinstance(store, OmError):
+        raise store if isinstance(store, OmError) else UsageError("om: no store")
+    return dumps(list_sessions(store, project))
 
 
 def _chomp(text):

@@ -1,0 +1,186 @@
+"""Sessions benchmark: every figure is a ratio to a baseline measured in the same run.
+
+- `om sessions` on stores of 10, 100 and 1,000 sessions / `om status` of one session
+  of the same store (goal: under 2x at 100 sessions);
+- the SessionStart hook of a fresh session whose project has earlier sessions (the
+  start-context pointer scans the store) / the same hook on a store holding only it;
+- `om search --all-sessions` over 10 and 100 sessions of 1,000 sources each / `om search`
+  of one of those sessions, indexes warm, memory alone and with --sources.
+
+All are CLI subprocesses, calls interleaved with their baseline so drift in the
+machine's load hits both sides alike. Medians of --runs calls.
+
+    python3 bench/sessions.py [--runs 15] [--search-sessions 10,100]
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "plugin"))
+
+WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle docker image migration table index "
+         "query latency error warning failed passed commit branch merge review token auth session memory disk "
+         "network socket thread lock queue worker schedule cron backup restore config flag feature").split()
+
+
+def om(store, *args, session="bench-0", input=None):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
+    env.pop("OBSERVATIONAL_MEMORY_STORE", None)
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", session, *args],
+                       input=input, capture_output=True, env=env)
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"om {' '.join(args)} failed: {p.stderr.decode()}")
+    return elapsed
+
+
+def hook(store, payload):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "hook", "--client", "codex"],
+                       input=json.dumps(payload).encode(), capture_output=True, env=env)
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0 or p.stderr:
+        raise SystemExit(f"om hook failed: {p.stderr.decode()}")
+    return elapsed, p.stdout.decode()
+
+
+def build_session(store, session, project, rng, sources, entries=3):
+    """One session as the hooks and a checkpoint leave it: sources, a few observations, the project."""
+    from om.ledger import Ledger
+    from om.sessions.project import record_project
+
+    with Ledger.open(store, session) as ledger:
+        ledger.conn.execute("PRAGMA synchronous = OFF")  # building the fixture, not measuring it
+        with ledger.transaction():
+            record_project(ledger, project)
+            ids = []
+            for i in range(sources):
+                text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 80))) + f" item{i}"
+                ids.append(ledger.capture(("user", "tool", "assistant")[i % 3], text, f"{session}-{i}"))
+        ledger.apply({"through": sources, "observations": [
+            {"text": f"{session} learned that " + " ".join(rng.choice(WORDS) for _ in range(12)),
+             "importance": "medium", "source_ids": [ids[j]]} for j in range(min(entries, sources))]})
+
+
+def clone_sessions(store, template, count, start=1):
+    """`count` more sessions copied from a template ledger (fast; listing cost does not depend on content)."""
+    from om.ids import session_hash
+
+    path = os.path.join(store, "session-" + session_hash(template), "memory.sqlite3")
+    with open(path, "rb") as fh:
+        data = fh.read()
+    for i in range(start, start + count):
+        session = f"bench-{i}"
+        directory = os.path.join(store, "session-" + session_hash(session))
+        os.mkdir(directory, 0o700)
+        target = os.path.join(directory, "memory.sqlite3")
+        with open(target, "wb") as fh:
+            fh.write(data)
+        conn = sqlite3.connect(target, isolation_level=None)
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'session'", (session,))
+        conn.close()
+
+
+def spread_over_hours(store, count):
+    """Make session i's last activity (and its file's last write) i hours ago, as days of use leave them."""
+    from om.ids import session_hash
+
+    now = time.time()
+    for i in range(count):
+        when = now - 3600 * (i + 1)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+        path = os.path.join(store, "session-" + session_hash(f"bench-{i}"), "memory.sqlite3")
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("BEGIN")
+        for table in ("sources", "entries"):
+            conn.execute(f"UPDATE {table} SET body = json_set(body, '$.timestamp', ?)", (stamp,))
+        conn.execute("UPDATE meta SET value = ? WHERE key IN ('last_checkpoint_at', 'om_created_at')", (stamp,))
+        conn.execute("COMMIT")
+        conn.close()
+        os.utime(path, (when, when))
+
+
+def interleaved(a, b, runs):
+    xs, ys = [], []
+    for _ in range(runs):
+        xs.append(a())
+        ys.append(b())
+    return statistics.median(xs), statistics.median(ys)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--search-sessions", default="10,100")
+    args = ap.parse_args()
+    rng = random.Random(11)
+    work = tempfile.mkdtemp(prefix="om-bench-sessions-")
+    project = os.path.join(work, "repo")
+    os.makedirs(os.path.join(project, ".git"))
+    try:
+        print("om sessions / om status (same store), and the SessionStart pointer scan:")
+        for count in (10, 100, 1000):
+            store = os.path.join(work, f"list-{count}")
+            build_session(store, "bench-0", project, rng, sources=50)
+            clone_sessions(store, "bench-0", count - 1)
+            listing, status = interleaved(lambda: om(store, "sessions"), lambda: om(store, "status"), args.runs)
+            lonely = os.path.join(work, f"lonely-{count}")
+            n = iter(range(10**9))
+
+            def start(where):
+                payload = {"session_id": f"fresh-{next(n)}", "hook_event_name": "SessionStart", "cwd": project,
+                           "source": "startup", "transcript_path": "/tmp/t.jsonl", "model": "mock",
+                           "permission_mode": "bypassPermissions"}
+                elapsed, out = hook(where, payload)
+                if where == store:
+                    assert "earlier sessions of this project" in out, out[:300]
+                return elapsed
+
+            pointed, alone = interleaved(lambda: start(store), lambda: start(lonely), args.runs)
+            print(f"  {count:>5} sessions: sessions {listing * 1000:7.1f} ms, status {status * 1000:6.1f} ms,"
+                  f" ratio {listing / status:5.2f}x | SessionStart with pointer {pointed * 1000:7.1f} ms,"
+                  f" alone {alone * 1000:6.1f} ms, ratio {pointed / alone:5.2f}x")
+            spread_over_hours(store, count)
+            pointed, alone = interleaved(lambda: start(store), lambda: start(lonely), args.runs)
+            print(f"  {'':>5} the same, last written an hour apart: SessionStart with pointer"
+                  f" {pointed * 1000:7.1f} ms, alone {alone * 1000:6.1f} ms, ratio {pointed / alone:5.2f}x")
+            shutil.rmtree(store, ignore_errors=True)
+            shutil.rmtree(lonely, ignore_errors=True)
+
+        print("om search --all-sessions / om search of one session (1,000 sources each, indexes warm):")
+        for count in [int(c) for c in args.search_sessions.split(",")]:
+            store = os.path.join(work, f"search-{count}")
+            t = time.perf_counter()
+            for i in range(count):
+                build_session(store, f"bench-{i}", project, rng, sources=1000)
+            built = time.perf_counter() - t
+            t = time.perf_counter()
+            om(store, "search", "warm", "--all-sessions", "--sources")
+            warm = time.perf_counter() - t
+            print(f"  {count:>5} sessions built in {built:.1f} s; first search (every index built) {warm:.2f} s")
+            for query in (["redis", "timeout"], ["--sources", "redis", "timeout"], ["--sources", "item42"]):
+                every, one = interleaved(lambda: om(store, "search", *query, "--all-sessions"),
+                                         lambda: om(store, "search", *query), args.runs)
+                print(f"    {' '.join(query)!r:32} all {every * 1000:7.1f} ms, one {one * 1000:6.1f} ms,"
+                      f" ratio {every / one:5.2f}x")
+            shutil.rmtree(store, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

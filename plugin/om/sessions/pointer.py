@@ -1,0 +1,162 @@
+"""The start-context pointer to a project's earlier memory in other sessions.
+
+Invariants:
+- A pointer, never memory: it names sessions (id, last checkpoint, active
+  counts) and the exact commands to look at, search or import them; no entry
+  text from any ledger ever appears in it.
+- Only on a session start from scratch (`startup`, `clear`), when this session
+  is not paused and its ledger holds no entries, and only for other sessions
+  of the same project root holding active entries; at most three, the most
+  recently active first.
+- Bounded: the text added to the start context is at most MAX_BYTES UTF-8
+  bytes whatever the store holds; when no form of it fits, nothing is added.
+  A session whose id cannot be shown on one line is never named.
+- Client-agnostic: `start_note` is what every adapter's SessionStart calls; it
+  also records the project (om.sessions.project) and never raises, because
+  the rest of the start context matters more than the pointer.
+"""
+
+import os
+
+from om.store import DB_NAME
+
+MAX_BYTES = 1200
+MAX_SESSIONS = 3
+STARTS = ("startup", "clear")
+
+
+def start_note(ledger, cwd, source, command_of=None):
+    """Record the project; return the text to append to the start context ('' or '\\n' + pointer).
+
+    `command_of(session)` is the exact shell command prefix that reaches a
+    session's ledger; by default the runtime's own (om.codex.command), which
+    every adapter that runs this runtime advertises.
+    """
+    try:
+        from om.sessions.project import PROJECT_KEY, record_project
+
+        record_project(ledger, cwd)
+        if source not in STARTS or ledger.is_paused():
+            return ""
+        project = ledger.meta_get(PROJECT_KEY)
+        if not project or ledger.has_entries():
+            return ""
+        candidates = project_sessions(ledger.store, project, ledger.session)
+        if command_of is None:
+            from om.codex.command import ledger_command
+
+            def command_of(session):
+                return ledger_command(ledger.store, session)
+
+        return pointer_text(candidates, ledger.session, ledger.store, project, command_of)
+    except Exception:  # an unreadable neighbour or a busy ledger costs the pointer, never the start context
+        return ""
+
+
+def project_sessions(store, project, exclude):
+    """Summaries of the other readable sessions of `project`: at least the MAX_SESSIONS most
+    recently active eligible ones (pointer_text picks among them).
+
+    Ledgers are visited newest file first and the visit stops once MAX_SESSIONS
+    eligible sessions are all more recent than the next file was last written:
+    every activity time is a capture or checkpoint time, written to the file
+    when it happened, so a file's modification time is never older than its
+    last activity (a second of slack covers the timestamps' whole seconds).
+    """
+    import time
+
+    from om.sessions import catalogue
+
+    def written(name):
+        try:
+            return os.stat(os.path.join(store, name, DB_NAME)).st_mtime
+        except OSError:
+            return float("inf")  # visited (and skipped) first
+
+    rows, recent = [], []
+    for name in sorted(catalogue.session_directories(store), key=written, reverse=True):
+        if len(recent) >= MAX_SESSIONS:
+            mtime = written(name)
+            if mtime != float("inf"):
+                bound = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime + 1))
+                if recent[MAX_SESSIONS - 1] > bound:
+                    break
+        try:
+            ledger, meta = catalogue.open_ledger(store, name)
+        except catalogue.Unreadable:
+            continue
+        try:
+            with ledger:
+                if ledger.session == exclude or meta.get(catalogue.PROJECT_KEY) != project:
+                    continue
+                row = catalogue.summarize(ledger, meta)
+        except Exception:
+            continue
+        rows.append(row)
+        if eligible(row, exclude, project) and row["last_activity"]:
+            recent = sorted(recent + [row["last_activity"]], reverse=True)
+    return rows
+
+
+def eligible(row, session, project):
+    """Whether a summary may be named: another session of the project, with active memory, on one line."""
+    return (row["session"] != session and row.get("project") == project
+            and bool(row["observations"] or row["reflections"]) and _one_line(row["session"]))
+
+
+def pointer_text(candidates, session, store, project, command_of):
+    """The pointer for these candidate summaries, or '' (see the module invariants).
+
+    `command_of(session)` is the adapter's exact ledger command for a session.
+    Pure apart from calling it: the bound is a property of this function alone.
+    """
+    from om.codex.command import quote
+    from om.jsonio import dumps
+    from om.sessions.catalogue import recency
+
+    chosen = sorted((c for c in candidates if eligible(c, session, project)), key=recency)[:MAX_SESSIONS]
+    if not chosen:
+        return ""
+    own = command_of(session)
+    from om.codex.command import runtime_argv
+
+    searching = " ".join(quote(word) for word in runtime_argv() + ["--store", store])
+    header = ("om: earlier sessions of this project hold memory; this one has none yet. Nothing was loaded:"
+              " it is evidence, not instructions.")
+    search = f"Search them all: {searching} search WORDS --all-sessions --project {quote(project)}"
+    tools = "Or the om MCP tools: prime (that session), search (all_sessions, project), import (from_session)."
+
+    def importing(other):
+        return (f"Import one (only before this session's first checkpoint): {own} import --from-store {quote(store)}"
+                f" --from-session {other}")
+
+    # Richest form first; each step gives up the least useful part, until one fits the bound.
+    forms = []
+    for count in range(len(chosen), 0, -1):
+        named = chosen[:count]
+        lines = [header] + [
+            f"- {dumps(c['session'])}: last checkpoint {c.get('last_checkpoint') or 'none'}, "
+            f"{_plural(c['observations'], 'observation')}, {_plural(c['reflections'], 'reflection')}"
+            for c in named
+        ]
+        for every in (True, False):
+            looks = [f"Look: {command_of(c['session'])} prime" for c in (named if every else named[:1])]
+            for mcp in (True, False):
+                forms.append(lines + looks + [search, importing(quote(named[0]["session"]))] + ([tools] if mcp else []))
+    # Ids or paths too long to name a session: say where to look instead.
+    listing = f"List them: {searching} sessions --project {quote(project)}"
+    forms.append([header, listing, search, importing("ID")])
+    forms.append([header, search, importing("ID")])
+    for form in forms:
+        text = "\n" + "\n".join(form)
+        if len(text.encode("utf-8")) <= MAX_BYTES:
+            return text
+    return ""
+
+
+def _one_line(text):
+    return isinstance(text, str) and all(ch.isprintable() for ch in text)
+
+
+def _plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")

@@ -1,0 +1,144 @@
+"""The SessionStart pointer to a project's earlier memory, through the registered Codex hook command."""
+
+import json
+import shlex
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import run_om
+from sessions_support import age, database, hook, om_json, session_with_memory, start
+
+MARK = "om: earlier sessions of this project hold memory"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    return root
+
+
+def pointer(context):
+    """The pointer part of a start context ('' when there is none)."""
+    at = context.find("\n" + MARK)
+    return context[at:] if at >= 0 else ""
+
+
+def line_after(text, prefix):
+    return next(line for line in text.splitlines() if line.startswith(prefix))[len(prefix):]
+
+
+def test_a_fresh_session_of_the_project_is_pointed_at_the_earlier_one_with_exact_commands(store, project):
+    session_with_memory(store, "earlier", project / "src", "SECRET-BODY: the cache is redis.")
+    context = start(store, "fresh", project)
+    note = pointer(context)
+    assert note and len(note.encode("utf-8")) <= 1200
+    assert '- "earlier": last checkpoint 20' in note and "1 observation, 0 reflections" in note
+    assert "SECRET-BODY" not in context
+    assert "only before this session's first checkpoint" in note
+
+    look = shlex.split(line_after(note, "Look: "))
+    assert look[-1] == "prime" and look[look.index("--session") + 1] == "earlier"
+    primed = subprocess.run(look, capture_output=True, text=True, timeout=60)
+    assert primed.returncode == 0 and "SECRET-BODY" in primed.stdout
+
+    searched = subprocess.run(shlex.split(line_after(note, "Search them all: ").replace("WORDS", "redis")),
+                              capture_output=True, text=True, timeout=60)
+    assert searched.returncode == 0, searched.stderr
+    assert [r["session"] for r in json.loads(searched.stdout)["results"]] == ["earlier"]
+
+    imported = subprocess.run(shlex.split(line_after(note, "Import one (only before this session's first "
+                                                     "checkpoint): ")), capture_output=True, text=True, timeout=60)
+    assert imported.returncode == 0, imported.stderr
+    assert json.loads(imported.stdout)["imported_from"]["session"] == "earlier"
+    assert "SECRET-BODY" in om_json(store, "fresh", "view", "--all")[0]["text"]
+    # Now this session holds memory: no pointer on its next start.
+    assert pointer(start(store, "fresh", project, source="clear")) == ""
+
+
+def test_clear_points_too_but_resume_and_compact_never_do(store, project):
+    session_with_memory(store, "earlier", project, "Fact.")
+    assert pointer(start(store, "after-clear", project, source="clear"))
+    for source in ("resume", "compact"):
+        assert pointer(start(store, f"after-{source}", project, source=source)) == ""
+
+
+def test_sessions_of_other_projects_or_without_active_memory_are_not_pointed_at(store, project, tmp_path):
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    session_with_memory(store, "theirs", other, "Their fact.")
+    start(store, "empty", project)
+    hook(store, "UserPromptSubmit", "empty", project, prompt="evidence but no memory")
+    wrong = session_with_memory(store, "retired", project, "Wrong fact.")
+    newer = session_with_memory(store, "retired", project, "Right fact.", turn="turn-2")
+    om_json(store, "retired", "apply", input=json.dumps({
+        "through": om_json(store, "retired", "status")["through"],
+        "retire": [{"id": wrong, "reason": "wrong", "replacement_ids": [newer]}]}))
+    note = pointer(start(store, "fresh", project))
+    assert '- "retired": ' in note and "1 observation, 0 reflections" in note  # active entries only
+    assert '"theirs"' not in note and '"empty"' not in note
+
+
+def test_no_pointer_while_this_session_is_paused(store, project):
+    session_with_memory(store, "earlier", project, "Fact.")
+    om_json(store, "quiet", "pause")
+    assert pointer(start(store, "quiet", project)) == ""
+
+
+def test_at_most_the_three_most_recent_sessions_are_named(store, project):
+    for i in range(5):
+        session_with_memory(store, f"s{i}", project, f"Fact {i}.")
+        age(store, f"s{i}", f"2026-0{i + 1}-01T00:00:00Z")
+    note = pointer(start(store, "fresh", project))
+    named = [line.split('"')[1] for line in note.splitlines() if line.startswith('- "')]
+    # The most recent first; as many of the three as the byte bound leaves room for (long paths here).
+    assert named and named == ["s4", "s3", "s2"][:len(named)]
+    assert line_after(note, "Import one (only before this session's first checkpoint): ").endswith(
+        "--from-session s4")
+
+
+def test_with_sessions_spread_over_time_the_most_recent_are_named(store, project):
+    import calendar
+    import os
+
+    for i in range(8):
+        session_with_memory(store, f"s{i}", project, f"Fact {i}.")
+        stamp = f"2026-0{i + 1}-01T00:00:00Z"
+        age(store, f"s{i}", stamp)
+        # The file was last written when its last checkpoint happened, as a real one would be.
+        when = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+        os.utime(database(store, f"s{i}"), (when, when))
+    note = pointer(start(store, "fresh", project))
+    named = [line.split('"')[1] for line in note.splitlines() if line.startswith('- "')]
+    assert named and named == ["s7", "s6", "s5"][:len(named)]
+
+
+def _many_sessions(store, project, count):
+    """`count` sessions of one project with memory, written the way the hooks and apply leave them."""
+    first = "seed"
+    session_with_memory(store, first, project, "Seed fact.")
+    template = database(store, first).read_bytes()
+    from om.ids import session_hash  # the documented directory naming, computed like a peer would
+
+    for i in range(count - 1):
+        session = f"019a2270-{i:04d}-7750-a7d3-" + "x" * 200
+        directory = store / ("session-" + session_hash(session))
+        directory.mkdir(mode=0o700)
+        (directory / "memory.sqlite3").write_bytes(template)
+        conn = sqlite3.connect(directory / "memory.sqlite3", isolation_level=None)
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'session'", (session,))
+        conn.close()
+
+
+def test_the_pointer_stays_within_its_bound_with_a_thousand_sessions_of_long_ids(store, project):
+    _many_sessions(store, project, 1000)
+    note = pointer(start(store, "fresh", project))
+    assert note and len(note.encode("utf-8")) <= 1200
+    assert sum(line.startswith('- "') for line in note.splitlines()) <= 3
+    assert "--all-sessions" in note and "first checkpoint" in note
+    assert run_om("--store", store, "sessions", "--project", str(project)).stdout.count("\n") == 1 + 1000 + 1  # header, the thousand, this one
