@@ -120,11 +120,12 @@ _HOMES = []
 def _outside_temp_dir():
     """A fresh directory for a CODEX_HOME that is not under the temporary directory, removed at exit."""
     temp = os.path.realpath(tempfile.gettempdir())
-    for parent in (ROOT / ".cache" / "codex-homes", Path.home() / ".cache" / "om-test-codex-homes"):
+    # Short, like a real ~/.codex: the start context spells store paths out within a byte budget.
+    for parent in (Path.home() / ".cache" / "om-e2e", ROOT / ".cache" / "codex-homes"):
         real = os.path.realpath(parent)
         if real != temp and not real.startswith(temp.rstrip(os.sep) + os.sep) and not real.startswith("/tmp/"):
             parent.mkdir(parents=True, exist_ok=True)
-            made = Path(tempfile.mkdtemp(prefix="home-", dir=parent))
+            made = Path(tempfile.mkdtemp(prefix="", dir=parent))
             if not _HOMES:
                 atexit.register(lambda: [shutil.rmtree(h, ignore_errors=True) for h in _HOMES])
             _HOMES.append(made)
