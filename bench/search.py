@@ -79,7 +79,6 @@ def main():
     try:
         store = os.path.join(work, "store")
         om(store, "status")
-        from om.store import database_path
         from om.ledger import Ledger
 
         with Ledger.open(store, "bench") as led:
@@ -97,7 +96,7 @@ def main():
         status = median_of(lambda: om(store, "status"), a.runs)
         print(f"status median: {status * 1000:.1f} ms")
         for q in queries:
-            s = median_of(lambda: om(store, "search", *q), a.runs)
+            s = median_of(lambda q=q: om(store, "search", *q), a.runs)
             print(f"search {' '.join(q)!r}: {s * 1000:.1f} ms  ratio to status {s / status:.2f}x")
 
         per = []

@@ -15,9 +15,9 @@ Usage: python build/zipapp.py [--version 1.2.3-rc.1] [--out-dir dist]
 """
 
 import argparse
-import hashlib
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -46,7 +46,7 @@ def tracked_sources(root):
             cwd=root / PACKAGE_PARENT, check=True, capture_output=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        raise BuildError(f"cannot list tracked files in {root} (a git checkout is required): {e}")
+        raise BuildError(f"cannot list tracked files in {root} (a git checkout is required): {e}") from None
     paths = sorted(p for p in out.decode("utf-8").split("\0") if p)
     paths = [p for p in paths if (root / PACKAGE_PARENT / p).is_file() and not p.endswith((".pyc", ".pyo"))]
     if "om/__init__.py" not in paths:
@@ -89,12 +89,9 @@ def stage(root, site_packages, version):
         os.chmod(d, 0o755)
 
 
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
+# The runtime's own checksum code, run from the source file: importing `om` here would
+# import the package this script is building (and whatever else is on sys.path as `om`).
+sha256_file = runpy.run_path(str(ROOT / "plugin" / "om" / "selfupdate" / "checksum.py"))["sha256_file"]
 
 
 def build(root=ROOT, out_dir=None, version=None, source_date_epoch=None, python=None):

@@ -34,6 +34,9 @@ from om.selfupdate import pins  # noqa: E402
 from om.selfupdate.locations import DEFAULT_API_URL, DEFAULT_REPO  # noqa: E402
 from om.selfupdate.version import parse  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "release"))
+from github_api import GitHub, ReleaseError  # noqa: E402
+
 SUMS_NAME = "SHA256SUMS"
 
 
@@ -122,9 +125,6 @@ def release_by_tag(gh, tag):
 
 
 def main(argv=None):
-    sys.path.insert(0, str(ROOT / "release"))
-    from publish import GitHub, ReleaseError
-
     p = argparse.ArgumentParser(description="Pin the Codex plugin to a published om release.")
     p.add_argument("--tag", required=True, help="the published release to pin, e.g. v1.3.0")
     p.add_argument("--api-url", default=os.environ.get("OM_RELEASE_API_URL", DEFAULT_API_URL))

@@ -36,64 +36,9 @@ sys.path.insert(0, str(ROOT / "plugin"))
 from om.selfupdate.locations import DEFAULT_API_URL, DEFAULT_REPO  # noqa: E402
 from om.selfupdate.version import in_channel, nightly, parse, rc, try_parse  # noqa: E402
 
-
-class ReleaseError(Exception):
-    pass
-
-
-class GitHub:
-    def __init__(self, api, repo, token, timeout=60):
-        self.api = api.rstrip("/")
-        self.repo = repo
-        self.http = requests.Session()
-        self.http.headers.update({
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": "om-release",
-        })
-        if token:
-            self.http.headers["Authorization"] = f"Bearer {token}"
-        self.timeout = timeout
-
-    def _check(self, resp, what):
-        if resp.status_code >= 400:
-            raise ReleaseError(f"{what}: HTTP {resp.status_code}: {resp.text[:300]}")
-        return resp
-
-    def releases(self):
-        url = f"{self.api}/repos/{self.repo}/releases?per_page=100"
-        out = []
-        while url:
-            resp = self._check(self.http.get(url, timeout=self.timeout), "listing releases")
-            out.extend(resp.json())
-            url = resp.links.get("next", {}).get("url")
-        return out
-
-    def create_draft(self, version, target):
-        body = {
-            "tag_name": version.tag, "target_commitish": target, "name": f"om {version}",
-            "body": f"om {version} ({version.channel} channel).",
-            "draft": True, "prerelease": version.is_prerelease,
-            "make_latest": "false" if version.is_prerelease else "true",
-        }
-        url = f"{self.api}/repos/{self.repo}/releases"
-        return self._check(self.http.post(url, json=body, timeout=self.timeout), "creating the draft").json()
-
-    def upload(self, release, name, data):
-        url = release["upload_url"].split("{", 1)[0]
-        resp = self.http.post(url, params={"name": name}, data=data, timeout=self.timeout,
-                              headers={"Content-Type": "application/octet-stream"})
-        asset = self._check(resp, f"uploading {name}").json()
-        if asset.get("size") != len(data):
-            raise ReleaseError(f"uploading {name}: GitHub stored {asset.get('size')} bytes of {len(data)}")
-        digest = asset.get("digest")
-        if digest and digest != "sha256:" + hashlib.sha256(data).hexdigest():
-            raise ReleaseError(f"uploading {name}: GitHub's digest {digest} does not match")
-        return asset
-
-    def publish(self, release, version):
-        body = {"draft": False, "make_latest": "false" if version.is_prerelease else "true"}
-        return self._check(self.http.patch(release["url"], json=body, timeout=self.timeout), "publishing").json()
+sys.path.insert(0, str(ROOT / "release"))
+import pin_plugin  # noqa: E402
+from github_api import GitHub, ReleaseError  # noqa: E402
 
 
 def next_version(channel, base, existing_tags, now=None):
@@ -171,13 +116,10 @@ def publish(args):
     published = gh.publish(draft, version)
     print(f"{version.tag}: published {published.get('html_url') or published.get('url')}")
     if args.pin:
-        sys.path.insert(0, str(ROOT / "release"))
-        import pin_plugin
-
         try:
             pinned, name, asset = pin_plugin.verified_asset(published, gh.timeout, expected_sha256=digest)
         except pin_plugin.PinError as e:
-            raise ReleaseError(f"published, but not pinned: {e}")
+            raise ReleaseError(f"published, but not pinned: {e}") from None
         pins_file = args.pins_file or str(Path(args.plugin_root) / "plugin-pins.json")
         target = pin_plugin.write_pin(args.plugin_root, pins_file, pinned, name, asset, args.repo)
         print(f"{version.tag}: pinned in {pins_file}, runtime {target} (commit both)")

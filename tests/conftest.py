@@ -3,13 +3,32 @@
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+MEMORY_TMP = "/dev/shm"
+
+
+def pytest_configure(config):
+    # Throwaway stores live in memory where the machine has a tmpfs: every ledger commit
+    # is fsynced (synchronous=FULL), and on a disk those fsyncs were most of the suite's
+    # time. No test depends on fsync reaching the disk: kill -9 durability is the page
+    # cache's (the kernel keeps a killed process's writes) and power loss is not tested;
+    # that om asks for FULL is asserted directly. `--basetemp` still wins.
+    if config.option.basetemp is None and os.path.isdir(MEMORY_TMP) and os.access(MEMORY_TMP, os.W_OK | os.X_OK):
+        config.option.basetemp = config._om_memory_tmp = tempfile.mkdtemp(prefix="om-tests-", dir=MEMORY_TMP)
+
+
+def pytest_unconfigure(config):
+    base = getattr(config, "_om_memory_tmp", None)
+    if base:  # memory is not reclaimed by a reboot-time /tmp cleanup: remove it now
+        shutil.rmtree(base, ignore_errors=True)
 
 
 class Result:

@@ -117,7 +117,11 @@ def fake_github():
 def installed(tmp_path, fake_github):
     """om 1.0.0 installed standalone from its zipapp, pointed at the fake GitHub."""
     inst = Install(tmp_path, fake_github)
-    r = inst.run_pyz(pyz(BASE_VERSION), "self", "install")
+    # The installer runs from the pyz's shiv extraction, shared by every test (the install
+    # itself is unpacked from the pyz into this test's OM_HOME; test_selfupdate.py proves
+    # it runs without the extraction).
+    artifact = pyz(BASE_VERSION)
+    r = inst.run_pyz(artifact, "self", "install", env={"SHIV_ROOT": str(Path(artifact).parent.parent / "shiv")})
     assert r.returncode == 0, r
     fake_github.requests.clear()
     return inst

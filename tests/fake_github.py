@@ -37,7 +37,8 @@ class FakeGitHub:
         self.api_url = f"http://127.0.0.1:{self.api.server_address[1]}"
         self.cdn_url = f"http://localhost:{self.cdn.server_address[1]}"
         for s in (self.api, self.cdn):
-            threading.Thread(target=s.serve_forever, daemon=True).start()
+            # A short poll: shutdown() waits for the loop to notice, once per test.
+            threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def close(self):
         self.stop.set()

@@ -10,5 +10,7 @@ __version__ = "0.1.0"
 PROTOCOL_VERSION = 1
 #: On-disk ledger schema version (meta key ``version``).
 LEDGER_SCHEMA = 1
+#: Environment variable naming the store directory when --store is not given.
+STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 #: Clients with an adapter in this runtime.
 CLIENTS = ("codex",)

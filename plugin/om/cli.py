@@ -8,10 +8,8 @@ Handlers import their modules lazily so that a command pays only for itself.
 import os
 import sys
 
-from om import __version__
+from om import STORE_ENV, __version__
 from om.errors import OmError, UsageError
-
-STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
 def _parser():
@@ -171,7 +169,6 @@ def _run(args):
         return None
     if command == "capture":
         from om.jsonio import parse_capture
-
         from om.ledger import check_capture
 
         request = parse_capture(_read_stdin())

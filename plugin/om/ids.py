@@ -5,14 +5,7 @@ canonical JSON of a value (see ledger-v1 interop facts). IDs carry no cursor,
 session or time, so the same content is always the same row.
 """
 
-try:  # the C digest module avoids importing hashlib -> _hashlib (OpenSSL), ~3 ms
-    from _sha256 import sha256 as _sha256
-except ImportError:  # Python 3.12+ renamed it
-    try:
-        from _sha2 import sha256 as _sha256
-    except ImportError:  # pragma: no cover
-        from hashlib import sha256 as _sha256
-
+from om.fastpath import sha256  # the C digest module, without hashlib's OpenSSL load
 from om.jsonio import dumps as canonical_json
 
 ID_HEX = 24
@@ -31,7 +24,7 @@ def trim_space(text):
 
 
 def digest(value):
-    return _sha256(canonical_json(value).encode("utf-8")).hexdigest()[:ID_HEX]
+    return sha256(canonical_json(value).encode("utf-8")).hexdigest()[:ID_HEX]
 
 
 def make_id(prefix, value):

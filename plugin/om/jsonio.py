@@ -1,9 +1,9 @@
 """Strict JSON in, canonical JSON out, without importing `re`.
 
 The `json` package imports `re` (and with it `enum`), which costs the Codex hook
-several milliseconds on every event. The C accelerator `_json` needs neither, so
-this module drives it directly and falls back to `json` only where `_json` is
-missing. Invariants:
+several milliseconds on every event, so the scanner and encoder come from the
+fast-path fence (`om.fastpath`: the C accelerator `_json`, falling back to `json`
+where it is missing). Invariants:
 
 - `loads` accepts exactly one JSON value (surrounding whitespace allowed) and
   rejects NaN/Infinity; lone surrogate escapes decode to U+FFFD, so every string
@@ -13,14 +13,10 @@ missing. Invariants:
 """
 
 from om.errors import InputError
+from om.fastpath import json_encoder, json_scanner
 
 MAX_INPUT_BYTES = 4 * 1024 * 1024
 _WS = " \t\n\r"
-
-try:
-    import _json as _c
-except ImportError:  # pragma: no cover - every CPython ships _json
-    _c = None
 
 
 def _reject_constant(name):
@@ -37,29 +33,15 @@ class _ScanContext:
     memo = None
 
 
-if _c is not None:
-    _scan = _c.make_scanner(_ScanContext())
-    _encoders = {}
+_scan = json_scanner(_ScanContext())
+_encoders = {}
 
-    def dumps(value, sort_keys=False):
-        encoder = _encoders.get(sort_keys)
-        if encoder is None:
-            encoder = _c.make_encoder(
-                None, _no_default, _c.encode_basestring, None, ":", ",", sort_keys, False, False
-            )
-            _encoders[sort_keys] = encoder
-        return "".join(encoder(value, 0))
 
-else:  # pragma: no cover
-    import json as _json
-
-    def _scan(text, idx):
-        return _json.JSONDecoder(parse_constant=_reject_constant).raw_decode(text, idx)
-
-    def dumps(value, sort_keys=False):
-        return _json.dumps(
-            value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys, allow_nan=False
-        )
+def dumps(value, sort_keys=False):
+    encoder = _encoders.get(sort_keys)
+    if encoder is None:
+        encoder = _encoders[sort_keys] = json_encoder(_no_default, sort_keys)
+    return encoder(value)
 
 
 def _no_default(value):
@@ -79,15 +61,7 @@ def loads(text):
     if i == len(text):
         raise InputError("om: expected one JSON value, got empty input")
     try:
-        try:
-            value, end = _scan(text, i)
-        except SystemError:
-            # _json builds its error from json.decoder.JSONDecodeError, but only
-            # when json.decoder is already imported; otherwise it fails with a
-            # bare SystemError. Import it on this error path only, and rescan.
-            import json.decoder  # noqa: F401
-
-            value, end = _scan(text, i)
+        value, end = _scan(text, i)
     except StopIteration:
         raise InputError(f"om: invalid JSON at character {i}") from None
     except ValueError as e:

@@ -28,7 +28,8 @@ Invariants:
 import os
 import time
 
-from om.sqlite import BUSY_TIMEOUT_MS, Transaction, connect, load as _load_sqlite  # noqa: F401
+from om.sqlite import BUSY_TIMEOUT_MS, Transaction, connect  # noqa: F401
+from om.sqlite import load as _load_sqlite
 
 # The C module itself: sqlite3.dbapi2's datetime adapters and functools cost
 # several milliseconds of imports per run, and no command needs them.

@@ -25,11 +25,11 @@ import re
 import unicodedata
 
 from om.derived import fts as ix
+from om.errors import InputError
+from om.jsonio import loads
 from om.sqlite import load
 
 sqlite3 = load()
-from om.errors import InputError
-from om.jsonio import loads
 
 MAX_LIMIT = 100
 SNIPPET_CHARS = 160

@@ -1,8 +1,8 @@
 """SQLite for the ledger layer: loading the C module, connecting, transactions.
 
-This is the only module of om that imports `sqlite3` or `_sqlite3` (a test
-scans for it); everything else reaches SQLite through it, om.ledger and
-om.derived.
+This is the only module of om that uses `sqlite3`/`_sqlite3` (a test scans
+for it; the fast-path fence, om.fastpath, loads the module for it); everything
+else reaches SQLite through it, om.ledger and om.derived.
 
 Loading SQLite's C module without paying for `functools` at start-up:
 
@@ -20,7 +20,8 @@ Invariants:
 - Nothing leaks: a stand-in `functools` is visible in `sys.modules` only while
   `_sqlite3` initialises. Any later `import functools` gets the real module.
 - Never worse than a plain import: if the stand-in is refused or the loaded
-  module cannot run a statement, the module is loaded again the ordinary way.
+  module cannot run a statement, the module is loaded again the ordinary way
+  (both in `om.fastpath.load_sqlite`).
 
 Connecting and transactions:
 - A database path becomes a `file:` URI with `%`, `?` and `#` escaped, so any
@@ -30,58 +31,11 @@ Connecting and transactions:
   exception (KeyboardInterrupt too) and joins a transaction already open.
 """
 
-import sys
 
 from om.errors import StoreError
+from om.fastpath import load_sqlite as load  # the functools stand-in and its fallback
 
 BUSY_TIMEOUT_MS = 15000
-
-
-def load():
-    module = sys.modules.get("_sqlite3")
-    if module is not None:
-        return module
-    if "functools" not in sys.modules:
-        try:
-            module = _load_with_stand_in()
-        except Exception:
-            module = None
-        if module is not None:
-            return module
-        sys.modules.pop("_sqlite3", None)
-    try:
-        import _sqlite3
-    except ImportError:  # pragma: no cover - a Python built without _sqlite3's name
-        import sqlite3 as _sqlite3
-    return _sqlite3
-
-
-def _load_with_stand_in():
-    import _functools
-
-    def lru_cache(maxsize=128, typed=False):
-        if isinstance(maxsize, int) and maxsize < 0:
-            maxsize = 0
-
-        def decorating(function):
-            return _functools._lru_cache_wrapper(function, maxsize, typed, tuple)
-
-        return decorating
-
-    stand_in = type(sys)("functools")
-    stand_in.lru_cache = lru_cache
-    sys.modules["functools"] = stand_in
-    try:
-        import _sqlite3
-    finally:
-        if sys.modules.get("functools") is stand_in:
-            del sys.modules["functools"]
-    probe = _sqlite3.connect(":memory:")
-    try:
-        probe.execute("SELECT 1").fetchone()
-    finally:
-        probe.close()
-    return _sqlite3
 
 
 def uri(path, readonly=False):

@@ -316,7 +316,8 @@ def test_an_import_that_rewrites_sequence_numbers_rebuilds_the_index(om, store):
     from conftest import run_om
 
     donor = capture(om, "donor session knew about the flaky dns resolver", key="d")
-    r = run_om("--store", store, "--session", "dest", "capture", input=json.dumps({"kind": "user", "text": "dest asks about dns resolver", "key": "x"}))
+    r = run_om("--store", store, "--session", "dest", "capture",
+               input=json.dumps({"kind": "user", "text": "dest asks about dns resolver", "key": "x"}))
     own = r.json["source_id"]
     assert ids(search(lambda *a, **k: run_om("--store", store, "--session", "dest", *a, **k), "--sources", "dns resolver")) == [own]
     r = run_om("--store", store, "--session", "dest", "import", "--from-store", store, "--from-session", "s1")

@@ -5,8 +5,8 @@ write the store, answers from that index plus a scan of newer rows."""
 import json
 import sqlite3
 
-from mcp_client import McpServer, run_om
 from conftest import run_read_only
+from mcp_client import McpServer, run_om
 
 SESSION = "s1"
 

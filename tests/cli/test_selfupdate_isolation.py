@@ -24,6 +24,7 @@ def test_commands_other_than_self_do_not_import_the_updater(tmp_path, args):
 
 
 def test_importing_the_self_package_alone_loads_nothing_else():
-    code = f"import sys; sys.path.insert(0, {str(ROOT / 'plugin')!r}); before = set(sys.modules); import om.selfupdate; print(sorted(set(sys.modules) - before))"
+    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'plugin')!r}); before = set(sys.modules); "
+            "import om.selfupdate; print(sorted(set(sys.modules) - before))")
     p = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert p.stdout.strip() == "['om', 'om.selfupdate']"

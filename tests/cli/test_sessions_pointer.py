@@ -141,4 +141,5 @@ def test_the_pointer_stays_within_its_bound_with_a_thousand_sessions_of_long_ids
     assert note and len(note.encode("utf-8")) <= 1200
     assert sum(line.startswith('- "') for line in note.splitlines()) <= 3
     assert "--all-sessions" in note and "first checkpoint" in note
-    assert run_om("--store", store, "sessions", "--project", str(project)).stdout.count("\n") == 1 + 1000 + 1  # header, the thousand, this one
+    # header, the thousand, this one
+    assert run_om("--store", store, "sessions", "--project", str(project)).stdout.count("\n") == 1 + 1000 + 1

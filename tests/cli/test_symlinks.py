@@ -12,7 +12,6 @@ import os
 import pytest
 
 import sqlite_probe
-from conftest import run_om
 from test_codex_hook import SESSION, Hook, prompt, start, stop, tool
 
 CAPTURE = json.dumps({"kind": "user", "text": "hello", "key": "k"})

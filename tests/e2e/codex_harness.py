@@ -313,7 +313,7 @@ class CodexHome:
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            raise AssertionError(f"codex exec timed out after {timeout}s; stderr: {err[-2000:]}")
+            raise AssertionError(f"codex exec timed out after {timeout}s; stderr: {err[-2000:]}") from None
         events = []
         for line in out.splitlines():
             try:
@@ -368,16 +368,21 @@ def marketplace(tmp_path_factory):
 
 
 @pytest.fixture
-def codex(codex_bin, marketplace, tmp_path):
+def codex(codex_bin, marketplace):
     """`codex(script)` -> a CodexHome wired to a MockModel serving `script`."""
     models = []
+    # On disk, not in the suite's tmp_path: that may be in /dev/shm, and Codex's sandbox
+    # mounts its own /dev, where the plugin copy and the store would not exist.
+    base = Path(tempfile.mkdtemp(prefix="om-codex-"))
 
     def make(script, bwrap=None):
         model = MockModel(script).start()
         models.append(model)
-        return CodexHome(codex_bin, tmp_path / f"codex{len(models)}", marketplace, model, bwrap=bwrap)
+        return CodexHome(codex_bin, base / f"codex{len(models)}", marketplace, model, bwrap=bwrap)
 
     yield make
     for model in models:
         model.stop()
+    shutil.rmtree(base, ignore_errors=True)
+    for model in models:
         assert not model.errors, model.errors

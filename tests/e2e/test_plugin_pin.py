@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from conftest import ROOT
 from dist_support import fake_github  # noqa: F401

@@ -4,7 +4,6 @@ Each failure case asserts the same invariant: the installed om is byte-for-byte
 unchanged and still runs.
 """
 
-import hashlib
 import json
 import os
 import subprocess

@@ -3,8 +3,11 @@
 Hypothesis generates garbage for `capture` and `apply`: random bytes, and a
 valid request broken in one way (truncated, NUL or invalid UTF-8 bytes spliced
 in, wrong types, unknown fields, a second value, deep nesting, huge numbers,
-NaN). Every example is a real `om` subprocess against one shared ledger whose
-three tables must not change.
+NaN). The generated examples run `om.cli.main` in this process (tests/inprocess.py),
+hundreds of them in seconds; the fixed cases below run `om` as a real subprocess, so
+the contract as a shell sees it (exit status, one stderr line, never a traceback) is
+proven at the process boundary too. Either way, one shared ledger's three tables must
+not change.
 """
 
 import hashlib
@@ -17,10 +20,10 @@ from hypothesis import strategies as st
 
 import sqlite_probe
 from conftest import run_om
+from inprocess import run_om_in_process
 
-# Every example is a subprocess: enough to cover each way of breaking input, no more.
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FEW = settings(SETTINGS, max_examples=25)
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(SETTINGS, max_examples=60)
 MAX_INPUT = 4 * 1024 * 1024
 
 
@@ -54,7 +57,13 @@ def assert_rejected(ledger, result, session="s1"):
 
 
 def om(ledger, command, data, session="s1"):
+    """A real `om` subprocess."""
     return run_om("--store", ledger["store"], "--session", session, command, input=data)
+
+
+def om_fast(ledger, command, data, session="s1"):
+    """The same call through `om.cli.main` in this process (for generated examples)."""
+    return run_om_in_process("--store", ledger["store"], "--session", session, command, input=data)
 
 
 # -- generators -------------------------------------------------------------
@@ -131,13 +140,13 @@ capture_garbage = _broken(CAPTURE, FIELDS, FIELDS, strings=FIELDS)
 @given(data=st.binary(max_size=300), session=st.sampled_from(["s1", "fresh"]))
 def test_capture_rejects_random_bytes_cleanly(ledger, data, session):
     assume(data.strip() != b"")  # empty input is its own case below
-    assert_rejected(ledger, om(ledger, "capture", data, session), session)
+    assert_rejected(ledger, om_fast(ledger, "capture", data, session), session)
 
 
 @SETTINGS
 @given(data=capture_garbage, session=st.sampled_from(["s1", "fresh"]))
 def test_capture_rejects_a_broken_request_cleanly(ledger, data, session):
-    assert_rejected(ledger, om(ledger, "capture", data, session), session)
+    assert_rejected(ledger, om_fast(ledger, "capture", data, session), session)
 
 
 @FEW
@@ -145,7 +154,7 @@ def test_capture_rejects_a_broken_request_cleanly(ledger, data, session):
        session=st.sampled_from(["s1", "fresh"]))
 def test_capture_rejects_an_unknown_kind(ledger, kind, session):
     data = json.dumps({"kind": kind, "text": "x", "key": ""})
-    assert_rejected(ledger, om(ledger, "capture", data, session), session)
+    assert_rejected(ledger, om_fast(ledger, "capture", data, session), session)
 
 
 @pytest.mark.parametrize("command", ["capture", "apply"])
@@ -232,7 +241,7 @@ def ids(ledger):
 @given(data=st.binary(max_size=300), session=st.sampled_from(["s1", "fresh"]))
 def test_apply_rejects_random_bytes_cleanly(ledger, data, session):
     assume(data.strip() != b"")
-    assert_rejected(ledger, om(ledger, "apply", data, session), session)
+    assert_rejected(ledger, om_fast(ledger, "apply", data, session), session)
 
 
 def _observation_breakers(ids):
@@ -275,7 +284,7 @@ def test_apply_rejects_a_broken_checkpoint_cleanly(ledger, ids, data):
             {"through": 3, "observations": [{"text": "ok", "source_ids": [ids[0]]}],
              "retire": [{"id": "o-" + "1" * 24, "reason": "r", "replacement_ids": ["o-" + "2" * 24]}]},
         ]))).encode()
-    assert_rejected(ledger, om(ledger, "apply", payload))
+    assert_rejected(ledger, om_fast(ledger, "apply", payload))
 
 
 def test_a_lone_surrogate_escape_in_an_observation_is_stored_as_the_replacement_character(tmp_path):

@@ -3,7 +3,8 @@ for generated members of known secret families."""
 
 import string
 
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from om.redact import MARKER, redact
 

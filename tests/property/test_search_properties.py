@@ -12,14 +12,16 @@ from om.ledger import Ledger
 WORDS = ["retry", "cache", "café", "cafe", "Über", "uber", "сервер", "Сервер", "数据库", "连接", "the", "of", "build",
          "naïve", "naive", "deploy", "deployment", "東京", "天気"]
 doc = st.lists(st.sampled_from(WORDS + list(",.;:-()\"*")), min_size=1, max_size=12).map(" ".join)
-query = st.lists(st.sampled_from(WORDS + ["dep", "cach", "*", '"', "-", "(", ":", "NEAR", "AND", "OR"]), min_size=1, max_size=5).map(" ".join)
+query = st.lists(
+    st.sampled_from(WORDS + ["dep", "cach", "*", '"', "-", "(", ":", "NEAR", "AND", "OR"]), min_size=1, max_size=5
+).map(" ".join)
 
 
 def fill(tmp_path_factory, docs):
     store = tmp_path_factory.mktemp("store")
     led = Ledger.open(str(store), "p")
-    for i, text in enumerate(docs):
-        with led.transaction():
+    with led.transaction():  # one commit (one fsync) per example: the search sees the same rows
+        for i, text in enumerate(docs):
             led.capture("tool", text, str(i))
     return led
 

@@ -5,7 +5,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_entry, run_om
+from conftest import make_entry
+from inprocess import run_om_in_process
 from om.render import VIEW_BUDGET, list_oracle, render_prime, render_view
 
 texts = st.text(min_size=1, max_size=2000).filter(lambda t: t.strip())
@@ -48,11 +49,12 @@ def test_prime_fits_the_budget_for_any_entries_and_session(items, session, pendi
     assert len(out.encode("utf-8")) <= VIEW_BUDGET
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# The commands run in process (om.cli.main): the budget is a property of what they print.
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(texts, min_size=1, max_size=25))
 def test_the_view_command_fits_the_budget_for_any_applied_memory(tmp_path_factory, memory):
     store = tmp_path_factory.mktemp("store")
-    om = lambda *a, **kw: run_om("--store", store, "--session", "p", *a, **kw)
+    om = lambda *a, **kw: run_om_in_process("--store", store, "--session", "p", *a, **kw)
     sid = om("capture", input=json.dumps({"kind": "user", "text": "evidence", "key": ""})).json["source_id"]
     checkpoint = {"through": 1, "observations": [{"text": t, "source_ids": [sid]} for t in memory]}
     assert om("apply", input=json.dumps(checkpoint)).returncode == 0

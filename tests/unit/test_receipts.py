@@ -2,7 +2,6 @@
 
 import os
 
-
 from om.receipts import path, read_all, record
 
 

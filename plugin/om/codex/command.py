@@ -3,23 +3,14 @@
 Invariant: the command is an absolute interpreter plus an absolute runtime path
 plus `--store`/`--session` arguments, each quoted for a POSIX shell, so it runs
 unchanged from the agent's shell in any working directory and `shlex.split`
-recovers exactly `argv()`. Quoting is done here without `shlex` (which imports
-`re`): the hook must stay cheap.
+recovers exactly `argv()`. Quoting is `om.fastpath.shell_quote`, not `shlex`
+(which imports `re`): the hook must stay cheap.
 """
 
 import os
 import sys
 
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
-
-
-def quote(word):
-    """POSIX shell quoting (the same result as shlex.quote)."""
-    if not word:
-        return "''"
-    if all(ch in _SAFE for ch in word):
-        return word
-    return "'" + word.replace("'", "'\"'\"'") + "'"
+from om.fastpath import shell_quote as quote
 
 
 def runtime_argv():

@@ -66,7 +66,7 @@ def checks(home, store):
     config_path = os.path.join(home, "config.toml")
     config, error = codex_config.load(config_path)
     if error:
-        return [check("codex.plugin", "fail", f"{config_path} is not valid TOML: {error}", f"edit {quote(config_path)}")], None
+        return [check("codex.plugin", "fail", f"{config_path}: {error}", f"edit {quote(config_path)}")], None
     config = config or {}
     entry = (config.get("plugins") or {}).get(PLUGIN_ID)
     cache = cache_dir(home)

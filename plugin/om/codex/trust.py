@@ -78,6 +78,9 @@ def ask_codex(home, plugin_id, timeout=TIMEOUT_S, cwd=None):
     except OSError as e:
         return None, f"cannot start {codex} app-server: {e}"
     deadline = time.monotonic() + timeout
+    if proc.stdout is None:  # pragma: no cover - stdout=PIPE always gives one
+        _stop(proc)
+        return None, f"{codex} app-server: no output pipe"
     try:
         reader = _Lines(proc.stdout.fileno())
         _send(proc, {"id": 1, "method": "initialize",
@@ -156,7 +159,8 @@ def _stop(proc):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    proc.stdout.close()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def _version(hello):

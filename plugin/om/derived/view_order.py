@@ -51,7 +51,8 @@ def catch_up(conn):
     for row in conn.execute(
         "SELECT seq, id, body FROM entries WHERE seq > ? ORDER BY seq", (top[0],)
     ):
-        entry = _line_fields(*row, loads)
+        seq, entry_id, body = row
+        entry = _line_fields(seq, entry_id, body, loads)
         rows.append((entry["seq"], entry["id"], sort_key(entry), line_size(entry)))
     conn.executemany(f"INSERT INTO {NAME}(seq, id, rank, size) VALUES (?, ?, ?, ?)", rows)
     return rows[-1][0] if rows else top[0]

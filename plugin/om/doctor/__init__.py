@@ -2,8 +2,9 @@
 
 Invariants:
 - Doctor opens ledgers read-only and never creates, repairs or trusts anything (it
-  removes only staging folders no live process owns, as fork and import do); every finding that is not ok carries the exact command or edit that
-  fixes it, written so that it runs as shown (om.doctor.findings).
+  removes only staging folders no live process owns, as fork and import do); every
+  finding that is not ok carries the exact command or edit that fixes it, written so
+  that it runs as shown (om.doctor.findings).
 - The report's status is the worst of its checks; only "fail" makes the exit status 1.
 - One module per area, run in this order: runtime (om.doctor.runtime), store
   (om.doctor.store), the Codex installation (om.codex.doctor: plugin, hooks,
@@ -13,12 +14,10 @@ Invariants:
 
 import os
 
-from om import __version__
+from om import STORE_ENV, __version__
 from om.doctor import capture, runtime
 from om.doctor import store as store_checks
 from om.doctor.findings import quote, runtime_command, worst
-
-STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 
 
 def diagnose(store=None):

@@ -75,7 +75,8 @@ border:1px solid var(--line)}.pill.kind{background:transparent;color:var(--muted
 .reason{font-size:.9rem;border-left:3px solid var(--line);padding:.1rem .7rem;margin:.35rem 0;
 white-space:pre-wrap;overflow-wrap:anywhere}
 .reason::before{content:"Retired: ";font-weight:600;color:var(--muted)}
-details.src{content-visibility:auto;contain-intrinsic-size:auto 2.4rem;background:var(--card);border:1px solid var(--line);border-radius:.5rem;margin:.35rem 0;
+details.src{content-visibility:auto;contain-intrinsic-size:auto 2.4rem;background:var(--card);
+border:1px solid var(--line);border-radius:.5rem;margin:.35rem 0;
 transition:background .4s}
 details.src summary{cursor:pointer;padding:.45rem .8rem;display:flex;flex-wrap:wrap;gap:.2rem .7rem;
 align-items:center;font-size:.85rem;color:var(--muted)}

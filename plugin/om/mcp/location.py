@@ -12,7 +12,7 @@ so a checkout that merely contains the word "cache" never picks a store.
 
 import os
 
-STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
+from om import STORE_ENV
 
 
 def plugin_data_dir(start):

@@ -127,7 +127,7 @@ def probe(root, environ=None, timeout=TIMEOUT_S):
         failed = "initialize" if "result" not in responses.get(1, {}) else "tools/list"
         return _result("fail", f"MCP server {name!r} ({shown}) did not answer {failed}: {why}",
                        manual.format(cmd=shown), shown, cwd)
-    names = [t.get("name") for t in tools if isinstance(t, dict)]
+    names = [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
     missing = [t for t in REQUIRED_TOOLS if t not in names]
     if missing:
         return _result("fail", f"MCP server {name!r} lacks tools: {', '.join(missing)} (lists {', '.join(names)})",

@@ -69,7 +69,7 @@ class Settings:
         try:
             self.timeout = float(env.get("OM_UPDATE_TIMEOUT") or 30)
         except ValueError:
-            raise OmError("om: OM_UPDATE_TIMEOUT must be a number of seconds")
+            raise OmError("om: OM_UPDATE_TIMEOUT must be a number of seconds") from None
         if "/" not in self.repo.strip("/") or self.repo.count("/") != 1:
             raise OmError(f"om: OM_UPDATE_REPO must be OWNER/NAME, not {self.repo!r}")
         check_url(self.api)
@@ -174,7 +174,7 @@ class Client:
         try:
             value = json.loads(raw.decode("utf-8"))
         except ValueError:
-            raise OmError(f"om: {self.api_host} answered with something that is not JSON")
+            raise OmError(f"om: {self.api_host} answered with something that is not JSON") from None
         nxt = _next_link(link)
         if etag:
             cache[url] = {"etag": etag, "value": value, "next": nxt}
@@ -196,7 +196,7 @@ class Client:
                 out.extend(r for r in value if isinstance(r, dict))
         except HttpStatus as e:
             if e.status == 404:
-                raise OmError(f"om: no releases found for {self.s.repo} at {self.api_host} (HTTP 404); check OM_UPDATE_REPO")
+                raise OmError(f"om: no releases found for {self.s.repo} at {self.api_host} (HTTP 404); check OM_UPDATE_REPO") from None
             raise
         self._save_cache(cache)
         return out

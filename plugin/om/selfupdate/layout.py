@@ -21,7 +21,6 @@ Invariants:
   period, are deleted, so a process that started before an update keeps its files.
 """
 
-import hashlib
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ import time
 import zipfile
 
 from om.errors import Conflict, OmError
+from om.selfupdate.checksum import sha256_file
 from om.store import fsync_dir
 
 RECEIPT = "receipt.json"
@@ -52,14 +52,6 @@ def version_dir(home, version):
 
 def lib_dir(home, version):
     return os.path.join(version_dir(home, version), "lib")
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --- small durable-write helpers -------------------------------------------------
@@ -101,7 +93,7 @@ def read_receipt(home):
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
-        raise OmError(f"om: cannot read {path}: {e}")
+        raise OmError(f"om: cannot read {path}: {e}") from None
     if not isinstance(data, dict) or data.get("installer") != INSTALLER:
         raise OmError(f"om: {path} is not an om install receipt")
     return data
@@ -136,20 +128,22 @@ class UpdateLock:
             except OSError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
-                    raise Conflict(f"om: another update is in progress (lock {self.path})")
+                    raise Conflict(f"om: another update is in progress (lock {self.path})") from None
                 time.sleep(0.05)
         self._fd = fd
         return self
 
     def __exit__(self, *exc):
+        fd, self._fd = self._fd, None
+        if fd is None:  # never entered
+            return
         try:
-            _unlock(self._fd)
+            _unlock(fd)
         finally:
-            os.close(self._fd)
-            self._fd = None
+            os.close(fd)
 
 
-if os.name == "nt":  # pragma: no cover - exercised on Windows only
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
     def _try_lock(fd):
@@ -192,7 +186,7 @@ def smoke_test(python, lib, version):
             capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise OmError(f"om: the new version did not run: {e}")
+        raise OmError(f"om: the new version did not run: {e}") from None
     out = proc.stdout.decode("utf-8", "replace").strip()
     if proc.returncode != 0 or out != f"om {version}":
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -257,7 +251,7 @@ def _extract_package(pyz, lib):
                 with z.open(info) as src, open(dest, "wb") as out:
                     shutil.copyfileobj(src, out)
     except (zipfile.BadZipFile, OSError) as e:
-        raise OmError(f"om: the download is not a readable zipapp: {e}")
+        raise OmError(f"om: the download is not a readable zipapp: {e}") from None
 
 
 def _compile(lib, display_dir):

@@ -61,7 +61,7 @@ def load(path):
         try:
             data = json.load(f)
         except ValueError as e:
-            raise ValueError(f"plugin pins: {path} is not JSON: {e}")
+            raise ValueError(f"plugin pins: {path} is not JSON: {e}") from None
     return validate(data)
 
 
