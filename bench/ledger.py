@@ -163,7 +163,7 @@ class Runner:
         self.python = python
         self.flags = [] if site else ["-S"]
         self.env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        self.env["PYTHONPATH"] = ROOT
+        self.env["PYTHONPATH"] = os.path.join(ROOT, "plugin")
         # An installed om runs from compiled bytecode; without this, a machine with
         # PYTHONDONTWRITEBYTECODE would recompile every om module on every run.
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -3,11 +3,18 @@
 The `json` package imports `re` (and with it `enum`), which costs the Codex hook
 several milliseconds on every event, so the scanner and encoder come from the
 fast-path fence (`om.fastpath`: the C accelerator `_json`, falling back to `json`
-where it is missing). Invariants:
+where it is missing). This module is a codec only: what an input must contain
+is described in om.schema. Invariants:
 
 - `loads` accepts exactly one JSON value (surrounding whitespace allowed) and
   rejects NaN/Infinity; lone surrogate escapes decode to U+FFFD, so every string
   that leaves this module encodes to UTF-8.
+- `decode_input` (stdin of capture, apply and the hooks) keeps every number
+  that Python would not write back as it was read (every number with a fraction
+  or an exponent, `-0`, integers too long for `int`) as a `Number` holding its
+  literal; other integers are ints. `dumps` writes a `Number` as its literal, so
+  `1e400` or `1.50` in a hook event is stored exactly as the client sent it, as
+  v1 stored it. `loads` alone returns plain Python numbers.
 - `dumps` is the canonical encoding of the v1 ledger: compact separators, no
   ASCII escaping, `<>&` and U+2028/U+2029 literal, control characters escaped.
 """
@@ -15,8 +22,39 @@ where it is missing). Invariants:
 from om.errors import InputError
 from om.fastpath import json_encoder, json_scanner
 
-MAX_INPUT_BYTES = 4 * 1024 * 1024
+#: v1 read at most 4,000,001 bytes of stdin and refused anything over 4,000,000.
+MAX_INPUT_BYTES = 4_000_000
 _WS = " \t\n\r"
+#: Brackets a Number's literal inside the encoder's output. A lone low surrogate
+#: never survives `loads` (see _scrub) and never comes from surrogateescape, so
+#: no real string can contain it next to a quote.
+_MARK = "\udfff"
+#: int() refuses longer digit strings by default on newer Pythons.
+_INT_DIGITS = 4000
+
+
+class Number:
+    """A JSON number kept as its literal text (see the module docstring)."""
+
+    __slots__ = ("literal",)
+
+    def __init__(self, literal):
+        self.literal = literal
+
+    def __eq__(self, other):
+        return isinstance(other, Number) and other.literal == self.literal
+
+    def __hash__(self):
+        return hash(self.literal)
+
+    def __repr__(self):
+        return f"Number({self.literal!r})"
+
+
+def _literal_int(text):
+    if len(text) > _INT_DIGITS or text == "-0":
+        return Number(text)
+    return int(text)
 
 
 def _reject_constant(name):
@@ -33,18 +71,33 @@ class _ScanContext:
     memo = None
 
 
-_scan = json_scanner(_ScanContext())
+class _LiteralContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = Number
+    parse_int = staticmethod(_literal_int)
+    parse_constant = staticmethod(_reject_constant)
+    memo = None
+
+
+_scanners = (json_scanner(_ScanContext()), json_scanner(_LiteralContext()))
 _encoders = {}
 
 
 def dumps(value, sort_keys=False):
     encoder = _encoders.get(sort_keys)
     if encoder is None:
-        encoder = _encoders[sort_keys] = json_encoder(_no_default, sort_keys)
-    return encoder(value)
+        encoder = _encoders[sort_keys] = json_encoder(_default, sort_keys)
+    text = encoder(value)
+    if _MARK in text:
+        text = text.replace('"' + _MARK, "").replace(_MARK + '"', "")
+    return text
 
 
-def _no_default(value):
+def _default(value):
+    if value.__class__ is Number:
+        return _MARK + value.literal + _MARK
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
@@ -55,8 +108,12 @@ def _skip_ws(text, i):
     return i
 
 
-def loads(text):
-    """Parse exactly one JSON value from `text` (str); raise InputError otherwise."""
+def loads(text, literal_numbers=False):
+    """Parse exactly one JSON value from `text` (str); raise InputError otherwise.
+
+    `literal_numbers`: keep numbers Python would rewrite as `Number` literals.
+    """
+    _scan = _scanners[1 if literal_numbers else 0]
     i = _skip_ws(text, 0)
     if i == len(text):
         raise InputError("om: expected one JSON value, got empty input")
@@ -101,9 +158,9 @@ def decode_input(data):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"om: input is not valid UTF-8 (byte {e.start})") from None
-    value = loads(text)
+    value = loads(text, literal_numbers=True)
     if not isinstance(value, dict):
-        raise InputError(f"om: expected a JSON object, got {_type_name(value)}")
+        raise InputError(f"om: expected a JSON object, got {type_name(value)}")
     return value
 
 
@@ -115,111 +172,16 @@ def read_stdin_limited(stream):
     return data
 
 
-def _type_name(value):
+def type_name(value):
+    """The JSON type of a decoded value, as error messages name it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, Number)):
         return "a number"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):
         return "an array"
     return "an object"
-
-
-def _fields(obj, where, required=(), optional=()):
-    unknown = [k for k in obj if k not in required and k not in optional]
-    if unknown:
-        raise InputError(f"om: unknown field {unknown[0]!r} in {where}")
-    for k in required:
-        if k not in obj:
-            raise InputError(f"om: missing field {k!r} in {where}")
-
-
-def _string(obj, key, where, optional=False):
-    value = obj.get(key)
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise InputError(f"om: field {key!r} in {where} must be a string, got {_type_name(value)}")
-    return value
-
-
-def _string_list(obj, key, where):
-    value = obj.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"om: field {key!r} in {where} must be an array of strings")
-    return value
-
-
-def _object_list(obj, key):
-    value = obj.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InputError(f"om: field {key!r} must be an array, got {_type_name(value)}")
-    for i, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise InputError(f"om: {key}[{i}] must be an object, got {_type_name(item)}")
-    return value
-
-
-def parse_capture(data):
-    """stdin of `capture` -> {"kind", "text", "key"} (shape only; the ledger validates values)."""
-    obj = decode_input(data)
-    _fields(obj, "capture input", required=("kind", "text", "key"))
-    return {
-        "kind": _string(obj, "kind", "capture input"),
-        "text": _string(obj, "text", "capture input"),
-        "key": _string(obj, "key", "capture input"),
-    }
-
-
-def parse_checkpoint(data):
-    """stdin of `apply` -> a normalised checkpoint dict (shape only)."""
-    obj = decode_input(data)
-    return checkpoint_from_object(obj)
-
-
-def checkpoint_from_object(obj):
-    """Validate the shape of a checkpoint object (also used by the MCP server)."""
-    if not isinstance(obj, dict):
-        raise InputError(f"om: a checkpoint must be a JSON object, got {_type_name(obj)}")
-    _fields(obj, "checkpoint", required=("through",), optional=("observations", "reflections", "retire"))
-    through = obj["through"]
-    if isinstance(through, bool) or not isinstance(through, int):
-        raise InputError(f"om: field 'through' must be an integer, got {_type_name(through)}")
-    observations = []
-    for i, o in enumerate(_object_list(obj, "observations")):
-        where = f"observations[{i}]"
-        _fields(o, where, required=("text",), optional=("importance", "source_ids"))
-        observations.append(
-            {
-                "text": _string(o, "text", where),
-                "importance": _string(o, "importance", where, optional=True),
-                "source_ids": _string_list(o, "source_ids", where),
-            }
-        )
-    reflections = []
-    for i, r in enumerate(_object_list(obj, "reflections")):
-        where = f"reflections[{i}]"
-        _fields(r, where, required=("text",), optional=("observation_ids",))
-        reflections.append(
-            {"text": _string(r, "text", where), "observation_ids": _string_list(r, "observation_ids", where)}
-        )
-    retire = []
-    for i, r in enumerate(_object_list(obj, "retire")):
-        where = f"retire[{i}]"
-        _fields(r, where, required=("id",), optional=("reason", "replacement_ids"))
-        retire.append(
-            {
-                "id": _string(r, "id", where),
-                "reason": _string(r, "reason", where, optional=True) or "",
-                "replacement_ids": _string_list(r, "replacement_ids", where),
-            }
-        )
-    return {"through": through, "observations": observations, "reflections": reflections, "retire": retire}

@@ -47,15 +47,11 @@ from om.store import (
     validate_session,
 )
 
-KINDS = ("user", "assistant", "tool")
-IMPORTANCE = ("low", "medium", "high", "critical")
-MAX_CAPTURE_CHARS = 1_000_000
 TRUNCATE_OVER = 24_000
 TRUNCATE_KEEP = 12_000
+#: v1's marker between the head and the tail of a truncated source, byte for byte.
+TRUNCATE_MARKER = "\n[CAPTURE TRUNCATED]\n"
 PENDING_CHUNK_CHARS = 48_000
-MAX_ENTRY_TEXT = 2_000
-MAX_REASON = 1_000
-MAX_IDS = 100
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -155,21 +151,6 @@ class ExclusiveLock:
                 pass
             self.conn.close()
             self.conn = None
-
-
-def check_capture(kind, text, key):
-    """Raise InputError unless (kind, text, key) is a capture the ledger accepts.
-
-    Callable before a ledger is opened, so a rejected capture creates nothing.
-    """
-    if kind not in KINDS:
-        raise InputError(f"om: kind must be user, assistant or tool, got {kind!r}")
-    if not isinstance(key, str):
-        raise InputError("om: key must be a string")
-    if not ids.trim_space(text):
-        raise InputError("om: text must not be blank")
-    if len(text) > MAX_CAPTURE_CHARS:
-        raise InputError(f"om: text exceeds {MAX_CAPTURE_CHARS} characters")
 
 
 class Ledger:
@@ -472,22 +453,27 @@ class Ledger:
     def is_paused(self):
         return self.meta_get("paused") == "1"
 
+    def has_sources(self):
+        """Whether anything was ever captured under this session (a fork or import counts)."""
+        return self.conn.execute("SELECT EXISTS (SELECT 1 FROM sources)").fetchone()[0] == 1
+
     # -- capture -------------------------------------------------------------
 
     def capture(self, kind, text, key):
-        check_capture(kind, text, key)
+        """Record one source; return its id. A repeated (kind, key, text) is a no-op.
+
+        The values must be ones om.schema.CAPTURE accepts: the CLI validates
+        them before it opens a ledger, and an adapter builds them itself (its
+        own kind, non-blank text cut to the limit). Not re-checked here, so the
+        hook's path does not load the schema on every event.
+        """
         from om.redact import redact
 
         text = redact(text)
         source_id = ids.source_id(kind, key, text)
         truncated = len(text) > TRUNCATE_OVER
         if truncated:
-            omitted = len(text) - 2 * TRUNCATE_KEEP
-            text = (
-                text[:TRUNCATE_KEEP]
-                + f"\n[om: {omitted} characters omitted from the middle of this source]\n"
-                + text[-TRUNCATE_KEEP:]
-            )
+            text = text[:TRUNCATE_KEEP] + TRUNCATE_MARKER + text[-TRUNCATE_KEEP:]
         body = dumps(
             {"seq": 0, "id": source_id, "kind": kind, "timestamp": now(), "text": text, "truncated": truncated}
         )
@@ -718,9 +704,17 @@ class Ledger:
     # -- apply ----------------------------------------------------------------
 
     def apply(self, checkpoint):
-        """Apply a shape-checked checkpoint (see om.jsonio.checkpoint_from_object)."""
-        from om.redact import redact
+        """Apply a checkpoint (om.schema.CHECKPOINT) in one transaction.
 
+        The input rules were checked by om.schema (here too, for a caller that
+        did not); the rules that need the ledger are checked here, in the
+        order the description lists the fields: every cited id must name a row
+        of the kind its `Ids.refers` says, covered by this checkpoint's cursor.
+        """
+        from om.redact import redact
+        from om.schema import CHECKPOINT, validate
+
+        checkpoint = validate(CHECKPOINT, checkpoint)
         through = checkpoint["through"]
         receipt = {"through": through, "observations": [], "reflections": [], "retired": []}
         with self.transaction():
@@ -731,27 +725,29 @@ class Ledger:
                     f"om: stale or out-of-range cursor {through} (checkpointed through {cursor},"
                     f" latest source {latest}); reread pending and retry"
                 )
-            for i, o in enumerate(checkpoint.get("observations", ())):
+            for i, o in enumerate(checkpoint["observations"]):
                 where = f"observations[{i}]"
-                support = _id_set(o["source_ids"], where, "source_ids")
+                support = o["source_ids"]
                 stamps = []
                 for sid in support:
-                    row = self.conn.execute("SELECT body FROM sources WHERE id = ?", (sid,)).fetchone()
+                    row = self.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (sid,)).fetchone()
                     if row is None:
                         raise NotFound(f"om: {where} cites unknown source {_shown(sid)}")
-                    stamps.append(loads(row[0])["timestamp"])
-                text = redact(_entry_text(o["text"], where))
-                importance = o.get("importance") or "medium"
-                if importance not in IMPORTANCE:
-                    raise InputError(
-                        f"om: {where} importance must be low, medium, high or critical, got {importance!r}"
-                    )
+                    if row[0] > through:
+                        # v1's rule and words: a checkpoint may cite only the evidence it covers.
+                        raise InputError(
+                            f"om: {where} cites {_shown(sid)} (seq {row[0]}, through {through}):"
+                            " source is beyond checkpoint cursor"
+                        )
+                    stamps.append(loads(row[1])["timestamp"])
+                text = redact(o["text"])
+                importance = o["importance"]
                 oid = ids.observation_id(text, support, importance)
                 self._insert_entry(oid, "observation", max(stamps), importance, text, support)
                 receipt["observations"].append(oid)
-            for i, r in enumerate(checkpoint.get("reflections", ())):
+            for i, r in enumerate(checkpoint["reflections"]):
                 where = f"reflections[{i}]"
-                support = _id_set(r["observation_ids"], where, "observation_ids")
+                support = r["observation_ids"]
                 stamps = []
                 for oid in support:
                     entry = self._entry_by_id(oid)
@@ -760,19 +756,16 @@ class Ledger:
                     if not entry["active"]:
                         raise Conflict(f"om: {where} cites retired observation {_shown(oid)}")
                     stamps.append(entry["timestamp"])
-                text = redact(_entry_text(r["text"], where))
+                text = redact(r["text"])
                 rid = ids.reflection_id(text, support)
                 self._insert_entry(rid, "reflection", max(stamps), "medium", text, support)
                 receipt["reflections"].append(rid)
-            for i, r in enumerate(checkpoint.get("retire", ())):
+            for i, r in enumerate(checkpoint["retire"]):
                 where = f"retire[{i}]"
                 old = self._entry_by_id(r["id"])
                 if old is None:
                     raise NotFound(f"om: {where} names unknown entry {_shown(r['id'])}")
-                reason = ids.trim_space(r.get("reason") or "")
-                if not reason or len(reason) > MAX_REASON:
-                    raise InputError(f"om: {where} reason must be 1 to {MAX_REASON} characters")
-                replacements = _id_set(r["replacement_ids"], where, "replacement_ids")
+                replacements = r["replacement_ids"]
                 for rep_id in replacements:
                     rep = self._entry_by_id(rep_id)
                     if rep is None:
@@ -787,7 +780,7 @@ class Ledger:
                             f"om: {where} replacement {_shown(rep_id)} must be a newer {old['kind']}"
                             " or a reflection citing the retired observation"
                         )
-                retirement = dumps({"id": old["id"], "reason": redact(reason), "replacement_ids": replacements})
+                retirement = dumps({"id": old["id"], "reason": redact(r["reason"]), "replacement_ids": replacements})
                 self.conn.execute(
                     "UPDATE entries SET active = 0, retirement = ? WHERE id = ?", (retirement, old["id"])
                 )
@@ -871,22 +864,6 @@ def _int(value):
         return int(value) if value is not None else 0
     except ValueError:
         raise StoreError(f"om: ledger meta holds a non-integer value {value!r}") from None
-
-
-def _id_set(values, where, field):
-    unique = sorted(set(values))
-    if not 1 <= len(unique) <= MAX_IDS:
-        raise InputError(f"om: {where} {field} must list 1 to {MAX_IDS} ids")
-    return unique
-
-
-def _entry_text(text, where):
-    text = ids.trim_space(text)
-    if not text:
-        raise InputError(f"om: {where} text must not be blank")
-    if len(text) > MAX_ENTRY_TEXT:
-        raise InputError(f"om: {where} text exceeds {MAX_ENTRY_TEXT} characters")
-    return text
 
 
 def _source(seq, body):

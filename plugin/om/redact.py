@@ -3,7 +3,8 @@
 Invariant: ``redact(text)`` is a pure, total function of ``text`` (it never
 raises on any ``str``, lone surrogates and NUL included), it is idempotent
 (``redact(redact(t)) == redact(t)``), and every recognised secret is replaced by
-the constant ``MARKER``. Because source, observation and reflection IDs are
+the constant ``MARKER``, v1's ``[REDACTED CREDENTIAL]`` for every rule (one
+marker, one meaning). Because source, observation and reflection IDs are
 hashes of redacted text, the rules below are part of the storage format: the
 three legacy rules come first, unchanged and in their historical order, so text
 the earlier implementations stored keeps its ID; the later rules only change
@@ -69,7 +70,7 @@ precheck finds a trigger for some rule; text without any trigger is returned
 as is. Hooks import this module on every event, so this matters.
 """
 
-MARKER = "[REDACTED]"
+MARKER = "[REDACTED CREDENTIAL]"
 
 _WS = "[\\t\\n\\f\\r ]"
 
@@ -198,6 +199,9 @@ def _sub(pattern, decide, text):
         if match is None:
             break
         group = decide(match, text)
+        if group and text.startswith(MARKER, match.start(group)):
+            # Already redacted: the marker's space ends a value, so its head alone matched.
+            group = None
         if group is None:
             pos = match.end(1)
             continue

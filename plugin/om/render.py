@@ -86,7 +86,9 @@ def prime_header(status, store):
         + (f", last checkpoint at {last}" if last else ", no checkpoint yet")
         + f"; active: {status['active']['observations']} observations, {status['active']['reflections']} reflections"
     )
-    if status["pending_sources"]:
+    if not status["pending_sources"] and not status["through"]:
+        lines.append("# " + never_captured_notice(status["session"], store)[len("om: "):])
+    elif status["pending_sources"]:
         lines.append(
             f"# pending: {status['pending_sources']} sources (about {status['estimated_pending_tokens']} tokens)"
             " captured after the last checkpoint; the memory below does not cover them yet."
@@ -99,6 +101,14 @@ def prime_header(status, store):
         src = status["imported_from"]
         lines.append(f"# imported from session {quote(src['session'])} in store {quote(src['store'])}")
     return "\n".join(lines) + "\n"
+
+
+def never_captured_notice(session, store):
+    """The one line that says a session id has no evidence in a store (a miscopied id, often)."""
+    return (
+        f"om: nothing has been captured under session {quote(session)} in this store;"
+        f" check the id (om --store {quote(store)} sessions lists the store's sessions)"
+    )
 
 
 def render_prime(status, store, next_fitting, total, budget=VIEW_BUDGET):

@@ -3,7 +3,8 @@
 Invariants:
 - A query is always plain words: it is tokenized here and every term is sent
   to FTS5 as a quoted string, so no query text can be FTS syntax or fail to
-  parse. A query with no searchable word is an InputError.
+  parse. Stop words are dropped unless the query holds nothing else, then
+  they are the terms; only a query without any word is an InputError.
 - Search never fails because of its index: a missing, damaged or stale index
   is rebuilt (om.derived.fts); when it cannot be written (read-only store) the
   rows it does not cover are scanned; without FTS5 everything is scanned. All
@@ -57,7 +58,7 @@ def fold(text):
 
 
 class Query:
-    """A natural-language query as terms: folded, stop words dropped, CJK as character bigrams."""
+    """A natural-language query as terms: folded, stop words dropped (unless all are), CJK as bigrams."""
 
     def __init__(self, text):
         if not isinstance(text, str):
@@ -81,13 +82,17 @@ class Query:
                 terms.extend((g, True) for g in grams)
             elif word not in STOP_WORDS:
                 terms.append((word, False))
+        if not terms:
+            # Every word is a common one ("the", "a AND"): a user's query is still
+            # valid input, so search for those words themselves.
+            terms = [(word, False) for word, _ in words]
         seen, self.terms = set(), []
         for term in terms:
             if term[0] not in seen:
                 seen.add(term[0])
                 self.terms.append(term)
         if not self.terms:
-            raise InputError("om: search query has no searchable words (only punctuation or common words)")
+            raise InputError("om: search query has no words (only punctuation or symbols)")
         last, last_cjk = self.terms[-1]
         # Prefix-match the last term: people type queries the way they type prompts.
         self.prefix = not last_cjk and len(last) >= 2

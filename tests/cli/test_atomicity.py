@@ -40,7 +40,6 @@ def _om_argv(store, session, *args):
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     """A store with session s1: many sources, 200 low observations, cursor 1000; and a big checkpoint."""
-    from om.jsonio import checkpoint_from_object
     from om.ledger import Ledger
 
     base = tmp_path_factory.mktemp("atomicity")
@@ -51,13 +50,13 @@ def template(tmp_path_factory):
                 ledger.capture("tool", f"source {i}: " + "output line of a long command\n" * 15, f"k{i % 7}")
                 for i in range(SOURCES)
             ]
-        ledger.apply(checkpoint_from_object({
+        ledger.apply({
             "through": 1000,
             "observations": [
                 {"text": f"early observation {i}", "importance": "low", "source_ids": ids[i:i + 3]}
                 for i in range(200)
             ],
-        }))
+        })
         old = [e["id"] for e in ledger.entries()]
     checkpoint = {
         "through": SOURCES - 500,

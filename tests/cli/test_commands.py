@@ -94,7 +94,7 @@ def test_long_sources_keep_a_marked_head_and_tail(om):
     src = om("recall", sid).json["sources"][0]
     assert src["truncated"] is True
     assert src["text"].startswith("H" * 12_000) and src["text"].endswith("T" * 12_000)
-    assert "M" not in src["text"] and "omitted" in src["text"]
+    assert "M" not in src["text"] and "\n[CAPTURE TRUNCATED]\n" in src["text"]
     assert capture(om, text, kind="tool") == sid  # the ID hashes the full text
 
 
@@ -469,9 +469,9 @@ def test_pending_stops_before_the_running_code_point_total_would_exceed_48000(om
 
 
 def test_errors_that_echo_an_id_stay_short_and_on_one_line(om):
+    sid = capture(om, "evidence")
     r = om("recall", "o-" + "x" * 100_000)
     assert r.returncode != 0 and len(r.stderr) < 200 and r.stderr.count("\n") == 1
-    sid = capture(om, "evidence")
     r = om("apply", input=json.dumps({"through": 1, "observations": [
         {"text": "x", "source_ids": [sid, "s-\n" + "y" * 100_000]}]}))
     assert r.returncode != 0 and len(r.stderr) < 300 and r.stderr.count("\n") == 1

@@ -86,5 +86,5 @@ def test_a_read_only_store_is_searched_by_scanning_and_a_corrupt_session_is_skip
 
 def test_a_query_without_words_fails_before_any_session_is_opened(tmp_path):
     missing = tmp_path / "nope"
-    r = run_om("--store", missing, "search", "the", "--all-sessions")
+    r = run_om("--store", missing, "search", "?!", "--all-sessions")
     assert r.returncode == 65 and len(r.stderr.splitlines()) == 1 and not missing.exists()

@@ -203,7 +203,7 @@ def post_tool_use(store, event):
     with _open(store, event) as ledger:
         if ledger.is_paused():
             return None
-        if tool == "Bash" and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input.get("command")):
+        if tool == "Bash" and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input):
             return None
         if isinstance(tool, str) and tool.startswith(OWN_MCP_TOOLS):
             # The plugin's own MCP tools (pending, prime...) echo the ledger back;
@@ -230,14 +230,15 @@ def post_tool_use(store, event):
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}
 
 
-def _is_own_call(ledger, command):
-    if not isinstance(command, str) or ledger.store not in command:
+def _is_own_call(ledger, tool_input):
+    store = ledger.store
+    if not any(isinstance(value, str) and store in value for value in tool_input.values()):
         # Most tool calls: decided without loading the parser (a ledger call spells out the store).
         return False
     from om.codex.command import ledger_argv
-    from om.codex.selfcapture import is_ledger_call
+    from om.codex.selfcapture import command_of, is_ledger_call
 
-    return is_ledger_call(command, ledger_argv(ledger.store, ledger.session), ledger.store, ledger.session)
+    return is_ledger_call(command_of(tool_input), ledger_argv(store, ledger.session), store, ledger.session)
 
 
 # -- Stop -----------------------------------------------------------------------

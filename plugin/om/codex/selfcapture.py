@@ -2,16 +2,30 @@
 
 Invariant: `is_ledger_call` returns True only when the whole command, parsed
 without executing anything, consists of simple commands that are each a static
-call of the exact advertised runtime command or of `om` with static `--store
-<this store> --session <this session>`, joined by `;`, `&&` or `||`, with at
-most heredoc and input redirections. Everything else (pipes, output
-redirections, substitutions, variables, subshells, functions, loops,
-conditionals, mixed commands, anything unparsable) is evidence: when unsure,
-capture.
+call of the exact advertised runtime or of `om`, scoped to this store and
+session: `--store <this store>` and `--session <this session>` each given at
+least once and never with another value, before or after the command word
+(v1's CLI accepts both), and a command word. They may be joined by `;`, `&&`
+or `||`, with at most heredoc and input redirections. Everything else (pipes,
+output redirections, substitutions, variables, subshells, functions, loops,
+conditionals, mixed commands, `--store=...` spellings, anything unparsable) is
+evidence: when unsure, capture.
 """
 
 _SEPARATORS = {";", "&&", "||"}
 _INPUT_REDIRECTIONS = {"<", "<<", "<<-", "<<<"}
+_SCOPE = ("--store", "--session")
+
+
+def command_of(tool_input):
+    """The shell command a Bash-like tool ran: `command`, else `cmd` (exec-style tools), else None."""
+    if not isinstance(tool_input, dict):
+        return None
+    for key in ("command", "cmd"):
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def is_ledger_call(command, advertised_argv, store, session):
@@ -53,15 +67,33 @@ def _is_static_call(words, advertised_argv, store, session):
             return False
         args.append(word)
         i += 1
-    n = len(advertised_argv)
-    if args[:n] == list(advertised_argv) and len(args) > n:
-        return True
-    if args and args[0] == "om" and len(args) > 5:
-        options = args[1:5]
-        scoped = ["--store", store, "--session", session]
-        swapped = ["--session", session, "--store", store]
-        return options in (scoped, swapped)
+    scope = ["--store", store, "--session", session]
+    runtime = list(advertised_argv)
+    if runtime[-4:] == scope:
+        runtime = runtime[:-4]  # the runtime itself; its scope is checked like om's
+    for program in (runtime, ["om"]):
+        if program and args[: len(program)] == program:
+            return _is_scoped(args[len(program):], store, session)
     return False
+
+
+def _is_scoped(args, store, session):
+    """Whether `args` (after the program) are a command word with this exact store and session."""
+    wanted = {"--store": store, "--session": session}
+    seen, rest, i = set(), [], 0
+    while i < len(args):
+        word = args[i]
+        if word in wanted:
+            if i + 1 >= len(args) or args[i + 1] != wanted[word]:
+                return False
+            seen.add(word)
+            i += 2
+            continue
+        if word.startswith(tuple(option + "=" for option in _SCOPE)):
+            return False
+        rest.append(word)
+        i += 1
+    return len(seen) == 2 and bool(rest) and not rest[0].startswith("-")
 
 
 def _is_operator(word):

@@ -16,7 +16,7 @@ import sys
 
 from om import __version__
 from om.errors import OmError
-from om.jsonio import MAX_INPUT_BYTES, dumps, loads
+from om.jsonio import dumps, loads
 
 #: Protocol revisions this server speaks, newest first. Tools, results and
 #: errors are the same in all of them; batches exist only in 2025-03-26.
@@ -28,6 +28,9 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: One JSON-RPC message (a line). Its envelope needs room around the checkpoint
+#: it may carry, so it is not the 4,000,000-byte limit of an input on stdin.
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 INSTRUCTIONS = (
     "om keeps this session's observational memory: evidence captured from the conversation, and"
@@ -188,12 +191,12 @@ def encode(value):
 
 def _read_line(stream):
     """(line without its newline, oversized?) or (None, False) at end of input."""
-    line = stream.readline(MAX_INPUT_BYTES + 1)
+    line = stream.readline(MAX_MESSAGE_BYTES + 1)
     if not line:
         return None, False
     if line.endswith(b"\n"):
         return line[:-1], False
-    if len(line) <= MAX_INPUT_BYTES:
+    if len(line) <= MAX_MESSAGE_BYTES:
         return line, False  # last line without a newline
     # Oversized: drain the rest of the line in bounded chunks.
     while True:
@@ -236,7 +239,7 @@ def serve(store_arg, stdin, stdout, stderr=None):
             if line is None:
                 return 0
             if oversized:
-                response = _error(None, INVALID_REQUEST, f"Invalid Request: message exceeds {MAX_INPUT_BYTES} bytes")
+                response = _error(None, INVALID_REQUEST, f"Invalid Request: message exceeds {MAX_MESSAGE_BYTES} bytes")
             elif not line.strip():
                 continue
             else:
