@@ -1,10 +1,15 @@
-"""Wall time of the installed Codex hook command, as a ratio to a bare interpreter start.
+"""Wall time of the hook commands of both clients, as a ratio to a bare interpreter start.
 
-Runs the command exactly as the plugin's hooks/hooks.json registers it (through
-`sh -c`, with ${PLUGIN_ROOT} substituted and PLUGIN_DATA set, as Codex does) for
-UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources, interleaved
-with `python3 -I -S -c pass` on the same real interpreter, in one run. Prints the
-median and p95 of each and their ratio to the baseline's median.
+Codex: the command exactly as the plugin's hooks/hooks.json registers it (through
+`sh -c`, with the plugin root substituted and PLUGIN_DATA set, as Codex does).
+Claude Code, with Claude Code 2.1.332 payload shapes: the same registered command
+with only CLAUDE_PLUGIN_ROOT/CLAUDE_PLUGIN_DATA set, as Claude Code runs plugin
+hooks, once hooks.json serves Claude Code (it names ${CLAUDE_PLUGIN_ROOT});
+before that the runtime's direct form `python3 -I -S plugin/bin/om --store S hook
+--client claude`. The output says which form was measured.
+Each for UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources,
+interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run.
+Prints the median and p95 of each and their ratio to the baseline's median.
 
     python3 bench/hook.py [--runs 60]
 """
@@ -40,6 +45,35 @@ def build_ledger(store, pending):
                 kind = ("user", "tool", "assistant")[i % 3]
                 ledger.capture(kind, f"source {i}: " + "evidence text " * 20, f"key-{i}")
             ledger.meta_set("cursor", str(SOURCES - pending))
+
+
+def claude_events(i):
+    """Claude Code 2.1.332 shapes: the turn is `prompt_id`, Bash results are objects."""
+    base = {"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "prompt_id": f"prompt-{i}",
+            "permission_mode": "bypassPermissions"}
+    return {
+        "UserPromptSubmit": dict(base, hook_event_name="UserPromptSubmit", prompt=f"Please fix bug number {i}"),
+        "PostToolUse": dict(base, hook_event_name="PostToolUse", effort={"level": "medium"}, tool_name="Bash",
+                            tool_input={"command": f"grep -rn bug{i} src", "description": "search"},
+                            tool_response={"stdout": f"src/a.py:{i}: bug", "stderr": "", "interrupted": False,
+                                           "isImage": False, "noOutputExpected": False},
+                            tool_use_id=f"toolu_{i}", duration_ms=12),
+        "Stop": dict(base, hook_event_name="Stop", effort={"level": "medium"}, stop_hook_active=False,
+                     last_assistant_message=f"Fixed bug {i} in src/a.py.", background_tasks=[], session_crons=[]),
+    }
+
+
+def registered_argv(registered, name):
+    command = registered[name][0]["hooks"][0]["command"]
+    plugin = os.path.join(ROOT, "plugin")
+    return ["/bin/sh", "-c", command.replace("${CLAUDE_PLUGIN_ROOT}", plugin).replace("${PLUGIN_ROOT}", plugin)]
+
+
+def claude_argv(registered, name, python, store):
+    """Claude Code's hook command: the registered one when the plugin serves Claude Code, else the direct form."""
+    if "${CLAUDE_PLUGIN_ROOT}" in registered[name][0]["hooks"][0]["command"]:
+        return registered_argv(registered, name)
+    return [python, "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"), "--store", store, "hook", "--client", "claude"]
 
 
 def events(i):
@@ -80,6 +114,8 @@ def main():
     baseline_argv = [python, "-I", "-S", "-c", "pass"]
     print(f"interpreter: {python}")
     print(f"baseline: {' '.join(baseline_argv)}")
+    print(f"codex:  {' '.join(registered_argv(registered, 'Stop'))}")
+    print(f"claude: {' '.join(claude_argv(registered, 'Stop', python, 'STORE'))}")
     with tempfile.TemporaryDirectory() as tmp:
         results = {}
         for label, pending in (("10,000 sources, 10 pending", 10), ("10,000 sources, all pending", SOURCES)):
@@ -87,9 +123,13 @@ def main():
             build_ledger(store, pending)
             with open(os.path.join(store, ".om-python"), "w") as fh:
                 fh.write(python + "\n")
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-            env.update(PLUGIN_ROOT=os.path.join(ROOT, "plugin"), PLUGIN_DATA=store)
-            base, hooks = [], {name: [] for name in ("UserPromptSubmit", "PostToolUse", "Stop")}
+            plugin = os.path.join(ROOT, "plugin")
+            clean = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
+            # Codex sets both spellings for plugin hooks; Claude Code only its own.
+            env = dict(clean, PLUGIN_ROOT=plugin, PLUGIN_DATA=store, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
+            claude_env = dict(clean, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
+            names = ("UserPromptSubmit", "PostToolUse", "Stop")
+            base, hooks = [], {f"{client} {name}": [] for client in ("codex", "claude") for name in names}
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
             hooks["sqlite insert floor"] = []
             floor = os.path.join(store, "floor.sqlite3")
@@ -100,29 +140,33 @@ def main():
                           "c.execute('COMMIT')" % floor]
             for i in range(args.runs):
                 hooks["sqlite insert floor"].append(timed(floor_argv))
-                payloads = events(i)
-                for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
-                    command = registered[name][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", os.path.join(ROOT, "plugin"))
+                payloads, claude = events(i), claude_events(i)
+                for name in names:
                     payload = json.dumps(payloads[name]).encode()
-                    hooks[name].append(timed(["/bin/sh", "-c", command], payload, env))
+                    hooks[f"codex {name}"].append(timed(registered_argv(registered, name), payload, env))
+                    base.append(timed(baseline_argv))
+                    payload = json.dumps(claude[name]).encode()
+                    hooks[f"claude {name}"].append(timed(claude_argv(registered, name, python, store), payload,
+                                                         claude_env))
                     base.append(timed(baseline_argv))
             results[label] = (base, hooks)
         store = os.path.join(tmp, "store-10")
         print("\nheavy modules imported by the hook process (python -X importtime):")
-        for name, payload in events(10_000).items():
-            proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"),
-                                   "--store", store, "hook", "--client", "codex"],
-                                  input=json.dumps(payload).encode(), capture_output=True)
-            loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()}
-            heavy = sorted(loaded & HEAVY)
-            print(f"  {name:17} {', '.join(heavy) or 'none'}")
+        for client, sample in (("codex", events), ("claude", claude_events)):
+            for name, payload in sample(10_000).items():
+                proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"),
+                                       "--store", store, "hook", "--client", client],
+                                      input=json.dumps(payload).encode(), capture_output=True)
+                loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()}
+                heavy = sorted(loaded & HEAVY)
+                print(f"  {client + ' ' + name:24} {', '.join(heavy) or 'none'}")
         for label, (base, hooks) in results.items():
             median_base = statistics.median(base)
             print(f"\n{label} ({args.runs} runs each, interleaved)")
-            print(f"  {'baseline':19} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
+            print(f"  {'baseline':24} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
             for name, values in hooks.items():
                 median = statistics.median(values)
-                print(f"  {name:19} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
+                print(f"  {name:24} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
                       f"  ratio median {median / median_base:4.2f}x  p95 {p95(values) / median_base:4.2f}x")
 
 

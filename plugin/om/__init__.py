@@ -1,6 +1,6 @@
 """om: observational memory for coding agents.
 
-The package is import-light on purpose: hooks import `om` on every Codex event,
+The package is import-light on purpose: hooks import `om` on every client event,
 so nothing here may pull in more than the standard library's cheapest modules.
 """
 
@@ -13,4 +13,4 @@ LEDGER_SCHEMA = 1
 #: Environment variable naming the store directory when --store is not given.
 STORE_ENV = "OBSERVATIONAL_MEMORY_STORE"
 #: Clients with an adapter in this runtime.
-CLIENTS = ("codex",)
+CLIENTS = ("codex", "claude")

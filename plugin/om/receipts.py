@@ -1,7 +1,9 @@
 """Capture receipts: a cheap record, per hook event, that the hook ran and how it went.
 
 Invariants:
-- One small JSON file per event, `<store>/receipts/<Event>.json`, replaced
+- One small JSON file per client and event: `<store>/receipts/<Event>.json` for
+  Codex (where receipts have always been), `<store>/receipts/<client>/<Event>.json`
+  for every other client, so two clients sharing a store never mix. Replaced
   atomically (write a private temp file, then rename), so a reader never sees
   a torn receipt and a crashed writer leaves the previous one intact.
 - Only `os` and `om.jsonio`: recording costs a read, a write and a rename, and
@@ -10,7 +12,7 @@ Invariants:
   evidence that capture works, not an audit log.
 
 File format (compact JSON):
-  {"event": "Stop", "last_at": 1767200000.123, "outcome": "ok",
+  {"event": "Stop", "client": "codex", "last_at": 1767200000.123, "outcome": "ok",
    "duration_ms": 41.7, "runs": 12, "failures": 1, "last_failure_at": 1767100000.0,
    "recent_ms": [39.0, 44.2, ...]}        # the last RECENT durations, oldest first
 """
@@ -22,20 +24,28 @@ from om.jsonio import dumps, loads
 DIR = "receipts"
 RECENT = 50
 OUTCOMES = ("ok", "skipped", "failed")
+#: The client whose receipts sit directly in receipts/ (the first one om had).
+FIRST_CLIENT = "codex"
 
 
-def path(store, event):
-    return os.path.join(store, DIR, _safe(event) + ".json")
+def directory(store, client=FIRST_CLIENT):
+    if client == FIRST_CLIENT:
+        return os.path.join(store, DIR)
+    return os.path.join(store, DIR, _safe(client))
 
 
-def record(store, event, outcome, duration_ms, now=None):
+def path(store, event, client=FIRST_CLIENT):
+    return os.path.join(directory(store, client), _safe(event) + ".json")
+
+
+def record(store, event, outcome, duration_ms, now=None, client=FIRST_CLIENT):
     """Record one hook run. outcome: "ok", "skipped" (paused, ignored event) or "failed"."""
     try:
         import time
 
         at = time.time() if now is None else now
-        directory = os.path.join(store, DIR)
-        target = path(store, event)
+        folder = directory(store, client)
+        target = path(store, event, client)
         try:
             with open(target, "rb") as f:
                 previous = loads(f.read().decode("utf-8"))
@@ -48,6 +58,7 @@ def record(store, event, outcome, duration_ms, now=None):
         failed = outcome == "failed"
         receipt = {
             "event": str(event),
+            "client": str(client),
             "last_at": round(at, 3),
             "outcome": outcome if outcome in OUTCOMES else "failed",
             "duration_ms": round(float(duration_ms), 1),
@@ -56,10 +67,11 @@ def record(store, event, outcome, duration_ms, now=None):
             "last_failure_at": round(at, 3) if failed else previous.get("last_failure_at"),
             "recent_ms": recent,
         }
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
+        for level in (folder,) if client == FIRST_CLIENT else (os.path.join(store, DIR), folder):
+            try:
+                os.mkdir(level, 0o700)
+            except FileExistsError:
+                pass
         temp = f"{target}.{os.getpid()}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -72,19 +84,19 @@ def record(store, event, outcome, duration_ms, now=None):
         return False
 
 
-def read_all(store):
-    """{event: receipt} of every readable receipt in the store."""
+def read_all(store, client=FIRST_CLIENT):
+    """{event: receipt} of every readable receipt of one client in the store."""
     found = {}
-    directory = os.path.join(store, DIR)
+    folder = directory(store, client)
     try:
-        names = os.listdir(directory)
+        names = os.listdir(folder)
     except OSError:
         return found
     for name in names:
         if not name.endswith(".json"):
             continue
         try:
-            with open(os.path.join(directory, name), "rb") as f:
+            with open(os.path.join(folder, name), "rb") as f:
                 receipt = loads(f.read().decode("utf-8"))
         except Exception:
             continue

@@ -36,9 +36,10 @@ TEMP_PREFIX = STAGING_PREFIX
 
 def transient_state():
     """The adapter state declarations an import clears (one per adapter)."""
+    from om.claude.state import STATE as CLAUDE
     from om.codex.state import STATE as CODEX
 
-    return (CODEX,)
+    return (CODEX, CLAUDE)
 
 
 def fork(store, session, to_session):

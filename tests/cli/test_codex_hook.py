@@ -348,7 +348,7 @@ def test_bad_input_fails_open_with_an_advisory_a_stderr_line_and_a_log_line(hook
     assert len(log.splitlines()) == 1 and "failed open" in log
 
 
-@pytest.mark.parametrize("args", [["hook", "--client", "claude"], ["hook"], ["hook", "--client", "codex", "--bogus"],
+@pytest.mark.parametrize("args", [["hook", "--client", "gemini"], ["hook"], ["hook", "--client", "codex", "--bogus"],
                                   ["hook", "--client", "codex"]])
 def test_only_command_line_errors_make_the_hook_command_exit_nonzero_and_never_with_2(tmp_path, args):
     from conftest import run_om

@@ -29,16 +29,18 @@ def test_capabilities_prints_version_protocol_schema_and_clients_without_a_store
     store = tmp_path / "never"
     r = run_om("capabilities", env={"OBSERVATIONAL_MEMORY_STORE": str(store)})
     assert r.returncode == 0
-    assert r.json == {"version": r.json["version"], "protocol_version": 1, "ledger_schema": 1, "clients": ["codex"]}
+    assert r.json == {"version": r.json["version"], "protocol_version": 1, "ledger_schema": 1,
+                      "clients": ["codex", "claude"]}
     assert not store.exists()
 
 
-def test_check_compatibility_accepts_protocol_1_for_codex_only(tmp_path):
+def test_check_compatibility_accepts_protocol_1_for_codex_and_claude_only(tmp_path):
     store = tmp_path / "never"
     env = {"OBSERVATIONAL_MEMORY_STORE": str(store)}
-    ok = run_om("check-compatibility", "--protocol", "1", "--client", "codex", env=env)
-    assert ok.returncode == 0 and ok.json == {"compatible": True}
-    for protocol, client in [("2", "codex"), ("1", "claude"), ("x", "codex")]:
+    for client in ("codex", "claude"):
+        ok = run_om("check-compatibility", "--protocol", "1", "--client", client, env=env)
+        assert ok.returncode == 0 and ok.json == {"compatible": True}
+    for protocol, client in [("2", "codex"), ("1", "gemini"), ("x", "codex"), ("2", "claude")]:
         bad = run_om("check-compatibility", "--protocol", protocol, "--client", client, env=env)
         assert bad.returncode != 0 and bad.stdout == "" and "incompatible" in bad.stderr
     assert not store.exists()
@@ -289,7 +291,8 @@ def test_fork_copies_evidence_and_progress_but_not_adapter_state(om):
     s1, s2, receipt = checkpointed(om)
     db = om("status").json["database"]
     with sqlite3.connect(db) as conn:
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("stop_turn", "t"), ("prompt_id", "p"), ("codex_x", "1")])
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("stop_turn", "t"), ("prompt_id", "p"), ("codex_x", "1"),
+                                                                 ("claude_x", "1")])
     r = om("fork", "--to-session", "child")
     assert r.returncode == 0, r
     child = r.json
@@ -343,7 +346,8 @@ def test_import_keeps_the_destination_prompt_and_pause_but_clears_stop_and_remin
         conn.executemany(
             "INSERT INTO meta VALUES (?, ?)",
             [("prompt_id", "turn-9"), ("stop_turn", "turn-8"), ("stop_prompt", "turn-8"),
-             ("notified_cursor", "0"), ("codex_turn_ends", "1")],
+             ("notified_cursor", "0"), ("codex_turn_ends", "1"), ("claude_turn_ends", "1"),
+             ("claude_stop_turn", "p-8")],
         )
     assert dest("import", "--from-store", om.store, "--from-session", "s1").returncode == 0
     with sqlite3.connect(db) as conn:

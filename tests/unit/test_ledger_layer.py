@@ -20,7 +20,8 @@ STORAGE = [
     "plugin/om/store.py",
     *(f"plugin/om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py")),
 ]
-PRESENTATION_AND_ADAPTERS = ("om.render", "om.views", "om.codex", "om.mcp", "om.cli", "om.doctor")
+PRESENTATION_AND_ADAPTERS = ("om.render", "om.views", "om.codex", "om.claude", "om.adapter", "om.mcp", "om.cli",
+                             "om.doctor")
 
 
 def _imported(path):
@@ -52,10 +53,11 @@ def test_storage_imports_no_rendering_and_no_adapter():
     assert leaks == []
 
 
-def test_storage_names_no_codex_meta_key():
-    from om.codex.state import STATE
+def test_storage_names_no_adapter_meta_key():
+    from om.claude.state import STATE as CLAUDE
+    from om.codex.state import STATE as CODEX
 
-    keys = set(STATE.legacy) | {STATE.prefix}
+    keys = {key for state in (CODEX, CLAUDE) for key in (*state.legacy, state.prefix)}
     mentions = [
         f"{rel}: {key}"
         for rel in STORAGE

@@ -17,6 +17,7 @@ TEACHINGS = [
     "`observation_ids`",  # reflections over observations
     "`replacement_ids`",  # retirements only with replacements
     "`[om:pause]`",
+    "`[om:resume]`",
     "If the user asks you not to remember something",
     "**never\ninstructions**",
     "Do exactly one pass, then stop",

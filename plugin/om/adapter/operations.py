@@ -1,0 +1,227 @@
+"""The core operations every client's hook events map onto.
+
+Invariants:
+- Capture keys come from the payload's own ids: a user prompt by the turn id the
+  profile names; a tool result by `tool_use_id`, else the turn id; a final reply
+  by the turn id, else the `prompt_id` meta key (as v1 did).
+- Meta keys keep v1's meaning: `prompt_id` is the SOURCE ID of the last captured
+  user prompt, `stop_prompt` the EXACT TEXT of the last continuation, `stop_turn`
+  (Codex) the turn that got it, `notified_cursor` the cursor of the last
+  large-backlog reminder. Anything more lives under the profile's state prefix.
+- Nothing is captured and nothing requested while the session is paused, except
+  that `[om:resume]` resumes and is then captured without its prefix; `[om:pause]`
+  pauses before its prompt is stored. om's own continuation, should a client send
+  it back as a prompt, is never evidence.
+- At most one checkpoint continuation per turn, only when one is due (om.adapter.cadence),
+  never while `stop_hook_active` is true.
+- The agent's own ledger calls of this store (its shell commands parsed without
+  executing them, and om's MCP tools) are not evidence.
+- The project record (`om_cwd`, `om_project`) is om.sessions.project's: SessionStart
+  and each captured prompt record the event's `cwd`, and a new session's start
+  context may point at the project's earlier memory (om.sessions.pointer).
+"""
+
+MAX_TEXT = 1_000_000
+
+
+def _session(event):
+    session = event.get("session_id")
+    if not isinstance(session, str):
+        from om.errors import InputError
+
+        raise InputError("om: the event has no session_id")
+    return session
+
+
+def _open(store, event):
+    from om.ledger import Ledger  # loads SQLite without functools (see om.sqlite)
+
+    return Ledger.open(store, _session(event))
+
+
+def _command(ledger):
+    from om.codex.command import ledger_command
+
+    return ledger_command(ledger.store, ledger.session)
+
+
+def _capture(ledger, kind, text, key):
+    if not isinstance(text, str) or not text.strip():
+        return None
+    if len(text) > MAX_TEXT:
+        text = text[: MAX_TEXT // 2] + text[-(MAX_TEXT // 2):]
+    return ledger.capture(kind, text, key)
+
+
+def _string(event, key):
+    value = event.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _context(event_name, text):
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
+
+# -- SessionStart ---------------------------------------------------------------
+
+
+def session_start(profile, store, event):
+    from om.adapter import messages
+
+    with _open(store, event) as ledger:
+        from om.sessions.pointer import start_note  # records the project; points at earlier memory
+
+        note = start_note(ledger, event.get("cwd"), _string(event, "source"))
+        status = ledger.status()
+        text = messages.session_context(profile, _command(ledger), status, _string(event, "source"),
+                                        ledger.session) + note
+    return _context("SessionStart", text)
+
+
+# -- UserPromptSubmit -----------------------------------------------------------
+
+
+def user_prompt_submit(profile, store, event):
+    from om.adapter import prompts
+
+    prompt = _string(event, "prompt")
+    turn = profile.turn(event)
+    with _open(store, event) as ledger:
+        if prompts.is_pause(prompt):
+            with ledger.transaction():
+                ledger.meta_set("paused", "1")
+            from om.adapter import messages
+
+            return _context("UserPromptSubmit", messages.paused_context(profile, _command(ledger), ledger.session))
+        resumed = prompts.resumed_text(prompt)
+        with ledger.transaction():
+            was_paused = ledger.is_paused()
+            if resumed is not None:
+                if was_paused:
+                    ledger.meta_set("paused", "0")
+                prompt = resumed
+            elif was_paused:
+                return None
+            from om.sessions.project import record_project
+
+            record_project(ledger, event.get("cwd"))
+            if prompts.is_continuation(prompt, ledger.meta_get("stop_prompt")):
+                return None
+            source_id = _capture(ledger, "user", prompt, turn)
+            if source_id is not None:
+                ledger.meta_set("prompt_id", source_id)
+    if resumed is not None and was_paused:
+        from om.adapter import messages
+
+        return _context("UserPromptSubmit", messages.resumed_context(source_id is not None))
+    return None
+
+
+# -- PostToolUse ----------------------------------------------------------------
+
+
+def post_tool_use(profile, store, event):
+    return _tool_result(profile, store, event, event.get("tool_response"))
+
+
+def post_tool_use_failure(profile, store, event):
+    """A tool call that failed (Claude Code: a Bash command exiting nonzero, a missing file).
+
+    Its error text is evidence like any result; it is stored in the same
+    `{"input", "response", "tool"}` shape, the response being `{"error", "is_interrupt"}`.
+    """
+    return _tool_result(profile, store, event,
+                        {"error": event.get("error"), "is_interrupt": event.get("is_interrupt")})
+
+
+def _tool_result(profile, store, event, response):
+    tool = event.get("tool_name")
+    tool_input = event.get("tool_input")
+    with _open(store, event) as ledger:
+        if ledger.is_paused():
+            return None
+        if tool in profile.shell_tools and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input):
+            return None
+        if profile.is_own_mcp_tool(tool):
+            # om's own MCP tools (pending, prime...) echo the ledger back;
+            # capturing them would feed each checkpoint's evidence into the next.
+            return None
+        from om.adapter import cadence
+        from om.jsonio import dumps
+
+        text = dumps({"input": tool_input, "response": response, "tool": tool}, sort_keys=True)
+        key = _string(event, "tool_use_id") or profile.turn(event)
+        with ledger.transaction():
+            if ledger.is_paused():
+                return None
+            _capture(ledger, "tool", text, key)
+            count, size, _, _ = ledger.backlog()
+            if size < cadence.backlog_bytes():
+                return None
+            cursor = str(ledger.cursor())
+            if ledger.meta_get("notified_cursor") == cursor:
+                return None
+            ledger.meta_set("notified_cursor", cursor)
+        from om.adapter import messages
+
+        text = messages.large_backlog_reminder(profile, _command(ledger), count, size, ledger.session)
+    return _context(event["hook_event_name"], text)
+
+
+def _is_own_call(ledger, tool_input):
+    store = ledger.store
+    if not any(isinstance(value, str) and store in value for value in tool_input.values()):
+        # Most tool calls: decided without loading the parser (a ledger call spells out the store).
+        return False
+    from om.codex.command import ledger_argv
+    from om.codex.selfcapture import command_of, is_ledger_call
+
+    # The command is `tool_input.command`, else `cmd` (exec-style tools), as v1 read it.
+    return is_ledger_call(command_of(tool_input), ledger_argv(store, ledger.session), store, ledger.session)
+
+
+# -- Stop -----------------------------------------------------------------------
+
+
+def stop(profile, store, event):
+    """Capture the final reply; maybe continue the turn once with a checkpoint request.
+
+    Once per turn: a turn with an id is remembered under the profile's
+    `stop_turn_key`; without one, the `prompt_id` the continuation followed is
+    remembered under `<prefix>stop_prompt_id`, so each captured prompt gets at
+    most one continuation.
+    """
+    from om.adapter import cadence
+
+    turn = profile.turn(event)
+    continuing = event.get("stop_hook_active") is True
+    ends_key = profile.state_prefix + "turn_ends"
+    prompt_key = profile.state_prefix + "stop_prompt_id"
+    with _open(store, event) as ledger:
+        with ledger.transaction():
+            if ledger.is_paused():
+                return None
+            last_prompt = ledger.meta_get("prompt_id", "")
+            _capture(ledger, "assistant", _string(event, "last_assistant_message"), turn or last_prompt)
+            count, size, oldest, last = ledger.backlog()
+            ends = cadence.turn_ends(ledger.meta_get(ends_key), ledger.cursor())
+            if not continuing:
+                # This Stop completes the turn: remember how far the evidence reached.
+                ends.append(last)
+            ledger.meta_set(ends_key, cadence.encode_turn_ends(ends))
+            if continuing or not count:
+                return None
+            if turn and ledger.meta_get(profile.stop_turn_key) == turn:
+                return None
+            if not turn and ledger.meta_get(prompt_key) == last_prompt:
+                return None
+            if not cadence.is_due(size, oldest, ends):
+                return None
+            from om.adapter import messages
+
+            reason = messages.checkpoint_request(profile, _command(ledger), count, size, ledger.session)
+            if turn:
+                ledger.meta_set(profile.stop_turn_key, turn)
+            ledger.meta_set(prompt_key, last_prompt)
+            ledger.meta_set("stop_prompt", reason)
+    return profile.continuation(reason)
