@@ -353,7 +353,10 @@ def om(store, session, *args, input=None):
 
 @pytest.fixture(scope="session", params=codex_versions(), ids=lambda v: f"codex-{v}")
 def codex_bin(request):
-    return codex_binary(None if request.param == "OM_CODEX_BIN" else request.param)
+    yield codex_binary(None if request.param == "OM_CODEX_BIN" else request.param)
+    # Every CodexHome hangs off this fixture; pytest-xdist workers end without atexit.
+    while _HOMES:
+        shutil.rmtree(_HOMES.pop(), ignore_errors=True)
 
 
 @pytest.fixture(params=BWRAP)
