@@ -27,13 +27,14 @@ def main():
     work = tempfile.mkdtemp(prefix="om-doctor-sample-")
     try:
         marketplace = codex_harness.export_marketplace(os.path.join(work, "marketplace"))
-        (rc, _events, err), report, text, _home = doctor_run.run(
+        (rc, _events, err), report, text, codex_home = doctor_run.run(
             codex_harness.codex_binary(), marketplace, os.path.join(work, "codex"))
         if rc != 0:
             raise SystemExit(f"codex exec failed ({rc}): {err[-2000:]}")
         # The throwaway folder's name is noise in a sample; show it as $CODEX_HOME.
-        home = os.path.join(work, "codex", "home")
+        home = str(codex_home.home)
         if "--json" in sys.argv[1:]:
+            report.pop("exit", None)
             print(json.dumps(report, indent=2).replace(home, "$CODEX_HOME"))
         else:
             print(text.replace(home, "$CODEX_HOME"), end="")

@@ -6,30 +6,46 @@ import os
 import shutil
 import sqlite3
 import sys
+import time
 
 import pytest
 
 from conftest import ROOT, run_om
 
 PLUGIN_ID = "om@observational-memory"
-HOOK = {"type": "command", "command": 'sh "${PLUGIN_ROOT}/hooks/om-hook" || true', "timeout": 30}
-EVENTS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "PostToolUse": "post_tool_use", "Stop": "stop"}
+COMMAND = 'sh "${PLUGIN_ROOT}/hooks/om-hook" || true'
+EVENTS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "PostToolUse": "post_tool_use",
+          "Stop": "stop", "Interrupt": "interrupt"}
+#: As hooks/hooks.json registers them: Codex clamps Interrupt to 3 s, so the plugin asks for 3.
+TIMEOUT = {"Interrupt": 3}
+
+
+def hook(event):
+    return {"type": "command", "command": COMMAND, "timeout": TIMEOUT.get(event, 30)}
 
 
 def identity_hash(event):
     # The recipe in Codex 0.169.0 (see the Codex report): canonical JSON of the unexpanded hook.
-    norm = {"event_name": EVENTS[event], "hooks": [{"type": "command", "command": HOOK["command"], "timeout": 30, "async": False}]}
+    norm = {"event_name": EVENTS[event], "hooks": [{"type": "command", "command": COMMAND,
+                                                    "timeout": TIMEOUT.get(event, 30), "async": False}]}
     blob = json.dumps(norm, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
 
-def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=(), writable=None, mode=None, mcp=False):
+def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=(), writable=None, mode=None, mcp=False,
+              installed_ago=3600, codex_says="trusted"):
     home = tmp_path / "codex-home"
     root = home / "plugins" / "cache" / "observational-memory" / "om" / "0.1.0"
     (root / "hooks").mkdir(parents=True)
     if mcp:
         install_runtime(root)
-    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {e: [{"hooks": [HOOK]}] for e in events}}))
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {e: [{"hooks": [hook(e)]}] for e in events}}))
+    # `codex plugin add` writes every file of the copy; date it before the receipts the tests record.
+    then = time.time() - installed_ago
+    for path in (root, root / "hooks" / "hooks.json", root / ".codex-plugin" / "plugin.json"):
+        if path.exists():
+            os.utime(path, (then, then))
+    fake_codex(home, {e: codex_says for e in events})
     lines = [f'[plugins."{PLUGIN_ID}"]', f"enabled = {'true' if enabled else 'false'}", ""]
     if mode:
         lines.insert(0, f'sandbox_mode = "{mode}"')
@@ -51,8 +67,37 @@ def install_runtime(root):
     shutil.copy(ROOT / "plugin" / ".mcp.json", root / ".mcp.json")
 
 
+FAKE_CODEX = """#!/usr/bin/env python3
+# Answers `codex app-server` initialize and hooks/list as Codex 0.169.0 does, with the
+# trust statuses in answer.json beside it (the real client is driven by tests/e2e).
+import json, os, sys
+if sys.argv[1:] != ["app-server"]:
+    sys.exit(2)
+answer = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "answer.json")))
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        print(json.dumps({"id": m["id"], "result": {"userAgent": "codex_cli_rs/0.169.0 (Linux)"}}), flush=True)
+    elif m.get("method") == "hooks/list":
+        hooks = [{"key": "om@observational-memory:hooks/hooks.json:%s:0:0" % e.lower(), "pluginId": "om@observational-memory",
+                  "eventName": e[0].lower() + e[1:], "trustStatus": s, "enabled": True} for e, s in answer.items()]
+        print(json.dumps({"id": m["id"], "result": {"data": [{"cwd": "/", "hooks": hooks, "warnings": [], "errors": []}]}}), flush=True)
+"""
+
+
+def fake_codex(home, statuses):
+    """A `codex` for PATH whose hooks/list reports `statuses` ({event: trustStatus})."""
+    bindir = home.parent / "codex-bin"
+    bindir.mkdir(exist_ok=True)
+    (bindir / "codex").write_text(FAKE_CODEX)
+    (bindir / "codex").chmod(0o755)
+    (bindir / "answer.json").write_text(json.dumps(statuses))
+    return bindir
+
+
 def doctor(home, store, *extra, env=None):
-    e = {"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", ""), "CLAUDE_CONFIG_DIR": str(home / "no-claude")}
+    e = {"CODEX_HOME": str(home), "PATH": f"{home.parent / 'codex-bin'}:{os.environ.get('PATH', '')}",
+         "CLAUDE_CONFIG_DIR": str(home / "no-claude")}
     if env:
         e.update(env)
     return run_om("doctor", "--json", *(["--store", store] if store else []), *extra, env=e)
@@ -160,7 +205,9 @@ def test_receipts_flag_events_that_never_ran_failures_and_slow_hooks(tmp_path):
     store = make_store(tmp_path, receipts=False)
     home = make_home(tmp_path, writable=store)
     r = doctor(home, store)
-    assert check(r, "capture.Stop")["status"] == "warn" and "never ran" in check(r, "capture.Stop")["finding"]
+    c = check(r, "capture.Stop")
+    assert c["status"] == "warn" and c["finding"] == "no Stop run recorded in this store"
+    assert "hooks trusted (/hooks)" in c["fix"] and "trusted workspace" not in c["fix"]
     from om.receipts import record
 
     for e in EVENTS:
@@ -264,7 +311,13 @@ def test_runtime_reports_the_update_channel_and_whether_a_plugin_manages_it(tmp_
     config = tmp_path / "config"
     r = doctor(home, store, env={"XDG_CONFIG_HOME": str(config)})
     finding = check(r, "runtime.version")["finding"]
-    assert "standalone, update channel stable" in finding
+    # Run from this checkout: its bin/ carries the plugin's marker, yet git, not a plugin, updates it.
+    assert f"a source checkout in {ROOT / 'plugin'} (update it with git pull), update channel stable" in finding
+    standalone = tmp_path / "standalone"
+    shutil.copytree(ROOT / "plugin" / "om", standalone / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    r = run_om("doctor", "--json", "--store", store, cwd=tmp_path,
+               env={"CODEX_HOME": str(home), "PYTHONPATH": str(standalone), "XDG_CONFIG_HOME": str(config)})
+    assert "standalone, update channel stable" in check(r, "runtime.version")["finding"]
     (config / "om").mkdir(parents=True)
     (config / "om" / "channel.json").write_text('{"channel": "nightly"}\n')
     assert "update channel nightly" in check(doctor(home, store, env={"XDG_CONFIG_HOME": str(config)}), "runtime.version")["finding"]
@@ -352,7 +405,7 @@ def test_the_text_report_gives_the_same_findings_as_json(tmp_path):
     home = make_home(tmp_path, trust=False)
     os.chmod(store, 0o755)
     data = doctor(home, store)
-    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home), "PATH": os.environ.get("PATH", ""),
+    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home), "PATH": f"{tmp_path / 'codex-bin'}:{os.environ['PATH']}",
                                                    "CLAUDE_CONFIG_DIR": str(home / "no-claude")})
     assert text.returncode == data.returncode == 1
     lines = text.stdout.splitlines()
@@ -377,3 +430,157 @@ def test_a_failure_older_than_a_day_no_longer_warns(tmp_path):
     record(str(store), "Stop", "ok", 20.0)
     c = check(doctor(home, store), "capture.Stop")
     assert c["status"] == "ok" and "2 run(s)" not in c["finding"] and "3 run(s)" in c["finding"]
+
+
+def test_codex_reporting_the_hooks_modified_fails_though_config_toml_still_trusts_them(tmp_path):
+    # What a `codex plugin add` of changed plugin files leaves: the same trust entries,
+    # which Codex now reports as modified and skips.
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store, codex_says="modified")
+    r = doctor(home, store)
+    assert check(r, "codex.hooks")["status"] == "ok"
+    c = check(r, "codex.trust")
+    assert c["status"] == "fail" and r.returncode == 1
+    assert "Codex 0.169.0 will not run these om hooks (modified: Interrupt, PostToolUse, SessionStart, Stop, UserPromptSubmit)" in c["finding"]
+    assert "installed plugin files differ" in c["finding"] and "/hooks" in c["fix"]
+    fake_codex(home, {e: "trusted" for e in EVENTS})
+    assert check(doctor(home, store), "codex.trust") == {
+        "check": "codex.trust", "status": "ok", "fix": "",
+        "finding": "Codex 0.169.0 reports all 5 om hooks trusted and enabled (hooks/list)"}
+
+
+def test_without_codex_on_path_doctor_warns_that_it_could_not_ask_codex(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    (tmp_path / "codex-bin" / "codex").unlink()
+    r = doctor(home, store)
+    c = check(r, "codex.trust")
+    assert c["status"] == "warn" and "no codex on PATH" in c["finding"] and "put codex on PATH" in c["fix"]
+    assert r.returncode == 0
+
+
+def test_a_codex_that_exits_without_answering_is_reported_not_trusted(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    (tmp_path / "codex-bin" / "codex").write_text("#!/bin/sh\nexit 1\n")
+    c = check(doctor(home, store), "codex.trust")
+    assert c["status"] == "warn" and "app-server exited without answering" in c["finding"]
+
+
+def test_receipts_older_than_the_installed_plugin_copy_warn_that_the_hooks_have_not_run_since(tmp_path):
+    from om.receipts import record
+
+    store = make_store(tmp_path, receipts=False)
+    for e in EVENTS:
+        record(str(store), e, "ok", 30.0, now=time.time() - 7200)
+    home = make_home(tmp_path, writable=store, installed_ago=60)
+    r = doctor(home, store)
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
+        c = check(r, f"capture.{event}")
+        assert c["status"] == "warn" and c["finding"].startswith("no run since the plugin copy was installed at "), c
+        assert "/hooks" in c["fix"]
+    assert check(r, "capture.Interrupt")["status"] == "ok"
+    assert r.returncode == 0
+    for e in EVENTS:
+        record(str(store), e, "ok", 30.0)
+    assert all(c["status"] == "ok" for c in doctor(home, store).json["checks"] if c["check"].startswith("capture."))
+
+
+def test_with_the_store_a_regular_file_capture_says_the_hooks_cannot_record_not_that_they_never_ran(tmp_path):
+    store = tmp_path / "store-file"
+    store.write_text("not a folder")
+    r = doctor(make_home(tmp_path), store)
+    c = check(r, "capture.Stop")
+    assert c["finding"] == "no Stop run recorded: the hooks cannot record anything while the store is not a directory"
+    assert "store.exists" in c["fix"] and "trusted workspace" not in c["fix"]
+
+
+def test_a_failed_hook_names_its_logged_reason_and_the_log_not_an_event_file(tmp_path):
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    event = {"hook_event_name": "Stop", "session_id": "s1", "turn_id": "t1", "cwd": str(tmp_path),
+             "last_assistant_message": "done", "stop_hook_active": False}
+    (store / "session-x").mkdir()
+    # A ledger that cannot be opened: the Stop hook fails open and logs why.
+    from om.store import database_path
+
+    db = database_path(str(store), "s1")
+    os.chmod(db, 0)
+    try:
+        if os.access(db, os.R_OK):
+            os.chmod(db, 0o600)
+            with open(db, "wb") as f:
+                f.write(b"not a database at all" * 10)
+        hooked = run_om("--store", store, "hook", "--client", "codex", input=json.dumps(event))
+        assert hooked.returncode == 0 and "hook failed open" in hooked.stdout
+    finally:
+        os.chmod(db, 0o600)
+    c = check(doctor(home, store), "capture.Stop")
+    assert c["status"] == "fail" and "; logged: " in c["finding"]
+    assert f"tail -n 20 '{store / 'hook-errors.log'}'" in c["fix"]
+    assert "event.json" not in c["fix"] and "om --store" not in c["fix"]
+
+
+def test_interrupt_that_never_ran_is_ok_and_one_that_failed_fails(tmp_path):
+    from om.receipts import record
+
+    store = make_store(tmp_path, receipts=False)
+    home = make_home(tmp_path, writable=store)
+    c = check(doctor(home, store), "capture.Interrupt")
+    assert c["status"] == "ok" and "runs only when you interrupt a turn" in c["finding"]
+    record(str(store), "Interrupt", "failed", 3.0)
+    assert check(doctor(home, store), "capture.Interrupt")["status"] == "fail"
+
+
+def test_a_store_path_holding_a_percent_sign_passes_integrity_as_capture_and_status_do(tmp_path):
+    store = tmp_path / "a%41b"
+    r = run_om("--store", store, "--session", "s1", "capture", input=json.dumps({"kind": "user", "text": "x", "key": "k"}))
+    assert r.returncode == 0 and run_om("--store", store, "--session", "s1", "status").returncode == 0
+    c = check(doctor(make_home(tmp_path, writable=store), store), "store.integrity")
+    assert c["status"] == "ok", c
+
+
+def test_the_rerun_line_and_the_fixes_name_this_runtime_by_a_command_that_runs_as_written(tmp_path):
+    store = make_store(tmp_path, receipts=False)
+    home = make_home(tmp_path, writable=store)
+    r = doctor(home, store)
+    assert r.json["run_as"] == f"python3 '{ROOT / 'plugin' / 'bin' / 'om'}'"
+    assert r.json["rerun"] == f"{r.json['run_as']} doctor --store '{store}'"
+    assert check(r, "capture.Stop")["fix"].endswith(f"then rerun {r.json['rerun']}")
+    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home)})
+    assert text.stdout.splitlines()[-1] == f"run again: {r.json['rerun']}"
+    import subprocess
+
+    again = subprocess.run(r.json["rerun"] + " --json", shell=True, cwd=tmp_path, capture_output=True, text=True,
+                           env={"CODEX_HOME": str(home), "PATH": os.environ["PATH"]})
+    assert json.loads(again.stdout)["store"] == str(store)
+    # Without --store, doctor checks the plugin's data folder, and so does the command it names.
+    assert doctor(home, None).json["rerun"] == f"{r.json['run_as']} doctor"
+
+
+def test_the_mcp_doctor_tool_returns_the_report_doctor_prints(tmp_path):
+    from mcp_client import McpServer
+
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store)
+    env = {"CODEX_HOME": str(home), "PATH": f"{tmp_path / 'codex-bin'}:{os.environ['PATH']}"}
+    srv = McpServer(store=store, env=env)
+    srv.initialize()
+    (tool,) = [t for t in srv.request("tools/list")["result"]["tools"] if t["name"] == "doctor"]
+    assert tool["annotations"]["readOnlyHint"] is True and tool["inputSchema"]["required"] == []
+    text = srv.ok("doctor")
+    assert srv.close() == 0
+    printed = run_om("doctor", "--store", store, env=env).stdout
+    strip = lambda t: [line for line in t.splitlines() if "codex.mcp" not in line and "run again" not in line]  # noqa: E731
+    assert strip(text) == strip(printed)
+    assert "codex.trust" in text and text.startswith("om doctor: ")
+
+
+def test_with_hooks_codex_will_not_run_a_missing_receipt_points_at_trusting_them(tmp_path):
+    store = make_store(tmp_path, receipts=False)
+    r = doctor(make_home(tmp_path, writable=store, codex_says="untrusted"), store)
+    assert check(r, "codex.trust")["status"] == "fail"
+    c = check(r, "capture.UserPromptSubmit")
+    assert c["finding"] == ("no UserPromptSubmit run recorded in this store: Codex does not run the om hooks"
+                            " (see the codex checks above)")
+    assert c["fix"].startswith("run codex, open /hooks, review and trust the om hooks, start a session")

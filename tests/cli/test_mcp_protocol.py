@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
 EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search",
               "sessions", "import", "export"]
+#: Tools about the installation rather than one session's ledger (no session argument needed).
+NO_SESSION = ["doctor"]
 MAX_LINE = 4 * 1024 * 1024
 
 
@@ -127,11 +129,11 @@ def test_blank_lines_are_ignored(server):
 
 def test_tools_list_offers_every_ledger_operation_with_a_required_session(server):
     tools = server.request("tools/list")["result"]["tools"]
-    assert sorted(t["name"] for t in tools) == sorted(EVERY_TOOL)
+    assert sorted(t["name"] for t in tools) == sorted(EVERY_TOOL + NO_SESSION)
     for tool in tools:
         schema = tool["inputSchema"]
         assert schema["type"] == "object" and schema["additionalProperties"] is False
-        assert "session" in schema["required"], tool["name"]
+        assert ("session" in schema["required"]) != (tool["name"] in NO_SESSION), tool["name"]
         assert tool["description"] and tool["annotations"]["openWorldHint"] is False
     writes = {t["name"] for t in tools if not t["annotations"]["readOnlyHint"]}
     assert writes == {"apply", "pause", "resume", "import"}
@@ -454,7 +456,7 @@ def test_the_bundled_server_command_serves_the_plugin_data_folder_with_only_home
     command, cwd = bundled_command(root)
     with McpServer(command=command, cwd=cwd, env=codex_server_env(tmp_path)) as srv:
         srv.initialize()
-        assert sorted(t["name"] for t in srv.request("tools/list")["result"]["tools"]) == sorted(EVERY_TOOL)
+        assert sorted(t["name"] for t in srv.request("tools/list")["result"]["tools"]) == sorted(EVERY_TOOL + NO_SESSION)
         database = json.loads(srv.ok("status", session=SESSION))["database"]
     data = (tmp_path / "codex-home" / "plugins" / "data" / "obsmem-om-mkt").resolve()
     assert database.startswith(str(data) + "/")

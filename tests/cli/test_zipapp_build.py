@@ -1,6 +1,7 @@
 """build/zipapp.py: reproducible, clean-tree shiv builds that are checked before use."""
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -56,3 +57,36 @@ def test_a_deleted_or_untracked_module_never_ships(tmp_path):
     shipped = names(pyz)
     assert "site-packages/om/cli.py" in shipped
     assert not any(n.endswith(("doomed.py", "scratch.py", ".pyc")) for n in shipped)
+
+
+def fresh_clone(dest):
+    """A new git repository holding exactly this checkout's files (tracked and new, never ignored)."""
+    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=ROOT, capture_output=True, check=True)
+    for name in listing.stdout.decode("utf-8").split("\0"):
+        if name and (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["init", "-q"], cwd=dest, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=dest, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "clone"], cwd=dest, check=True)
+    return dest
+
+
+def test_scripts_build_makes_a_working_zipapp_in_a_fresh_clone_whose_python_has_no_shiv(tmp_path):
+    clone = fresh_clone(tmp_path / "clone")
+    python = shutil.which("python3")
+    assert subprocess.run([python, "-c", "import shiv"], capture_output=True).returncode != 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p)
+    p = subprocess.run(["scripts/build", "--out-dir", str(tmp_path / "out")], cwd=clone, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    version = load_builder().source_version(ROOT)
+    pyz = tmp_path / "out" / f"om-{version}.pyz"
+    assert p.stdout.strip() == str(pyz)
+    assert "scripts/build: installing shiv into .cache/build-venv" in p.stderr
+    run = subprocess.run([python, str(pyz), "--version"], capture_output=True, text=True,
+                         env={"SHIV_ROOT": str(tmp_path / "shiv"), "PATH": env["PATH"]})
+    assert run.stdout == f"om {version}\n", run.stderr

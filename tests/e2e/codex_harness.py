@@ -1,6 +1,9 @@
 """Drive the real Codex CLI against the mock model with this repository's plugin.
 
-Invariant: each `CodexHome` is a throwaway CODEX_HOME whose only provider is the mock
+Invariant: every test that drives the real Codex CLI runs once per version pinned in
+scripts/codex-versions (or once, against $OM_CODEX_BIN); each `CodexHome` is a throwaway
+CODEX_HOME outside the temporary directory (Codex refuses to create its helper aliases,
+such as the `codex-linux-sandbox` a system bubblewrap executes, under it), whose only provider is the mock
 on 127.0.0.1, whose plugin was installed by the real `codex plugin marketplace add`
 and `codex plugin add` commands from a clean copy of this repository (the in-repo
 marketplace), and whose hook trust entries were written the way the hook review
@@ -9,6 +12,7 @@ against what the client reports), the plugin bundle fingerprint taken from the
 client's own `hooks/list`.
 """
 
+import atexit
 import hashlib
 import json
 import os
@@ -38,16 +42,95 @@ MATCHERLESS = {"UserPromptSubmit", "Stop", "Interrupt", "SessionEnd"}
 CLAMPED_TIMEOUT = {"SessionEnd": 3, "Interrupt": 3}
 
 
-def codex_binary():
-    """The pinned Codex CLI: $OM_CODEX_BIN, else the one scripts/install-codex caches."""
+def pinned_versions():
+    """The Codex CLI versions of scripts/codex-versions, in order."""
+    lines = (ROOT / "scripts" / "codex-versions").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def codex_versions():
+    """What the Codex fixtures are parametrized over: the pinned versions, or $OM_CODEX_BIN alone."""
+    return ["OM_CODEX_BIN"] if os.environ.get("OM_CODEX_BIN") else pinned_versions()
+
+
+def codex_binary(version=None):
+    """The Codex CLI binary: $OM_CODEX_BIN, else `version` (default the first pinned) as
+    scripts/install-codex caches it."""
     explicit = os.environ.get("OM_CODEX_BIN")
     if explicit:
         return explicit
-    out = subprocess.run(["bash", str(ROOT / "scripts" / "install-codex")], capture_output=True, text=True,
+    version = version or pinned_versions()[0]
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "install-codex"), version], capture_output=True, text=True,
                          timeout=600)
     if out.returncode != 0:
         raise RuntimeError(f"scripts/install-codex failed: {out.stderr.strip()}")
     return out.stdout.strip().splitlines()[-1]
+
+
+def system_bwrap_dir():
+    """The directory of a system bubblewrap: the host's on PATH, else one scripts/install-bubblewrap
+    unpacked; None when there is neither."""
+    found = shutil.which("bwrap")
+    if found:
+        return Path(found).parent
+    unpacked = ROOT / ".cache" / "bubblewrap" / "usr" / "bin"
+    return unpacked if (unpacked / "bwrap").is_file() else None
+
+
+def path_without_bwrap(path):
+    """`path` as a host without bubblewrap has it: directories holding a `bwrap` are replaced by
+    one directory of links to every other command they offer (the first on PATH wins)."""
+    dirs = [d for d in path.split(os.pathsep) if d]
+    if not any(os.path.isfile(os.path.join(d, "bwrap")) for d in dirs):
+        return path
+    masked = ROOT / ".cache" / "path-without-bwrap" / hashlib.sha256(path.encode()).hexdigest()[:16]
+    if not masked.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix="staging-", dir=masked.parent if masked.parent.is_dir()
+                                        else _mkdir(masked.parent)))
+        seen = set()
+        for d in dirs:
+            if not os.path.isfile(os.path.join(d, "bwrap")):
+                continue
+            for name in sorted(os.listdir(d)):
+                target = os.path.join(d, name)
+                if name == "bwrap" or name in seen or not os.access(target, os.X_OK) or os.path.isdir(target):
+                    continue
+                seen.add(name)
+                os.symlink(target, staging / name)
+        try:
+            os.rename(staging, masked)
+        except OSError:  # another test process made it first
+            shutil.rmtree(staging, ignore_errors=True)
+    return os.pathsep.join(str(masked) if os.path.isfile(os.path.join(d, "bwrap")) else d for d in dirs)
+
+
+def _mkdir(path):
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+#: The sandbox configurations the workspace-write tests run in: Codex's bundled bwrap (no
+#: bwrap on PATH) and, when one is installed or could be unpacked, a system bwrap on PATH,
+#: which Codex prefers and which needs the helper alias Codex creates in CODEX_HOME.
+BWRAP = ["bundled bwrap"] + (["system bwrap"] if system_bwrap_dir() else [])
+
+_HOMES = []
+
+
+def _outside_temp_dir():
+    """A fresh directory for a CODEX_HOME that is not under the temporary directory, removed at exit."""
+    temp = os.path.realpath(tempfile.gettempdir())
+    # Short, like a real ~/.codex: the start context spells store paths out within a byte budget.
+    for parent in (Path.home() / ".cache" / "om-e2e", ROOT / ".cache" / "codex-homes"):
+        real = os.path.realpath(parent)
+        if real != temp and not real.startswith(temp.rstrip(os.sep) + os.sep) and not real.startswith("/tmp/"):
+            parent.mkdir(parents=True, exist_ok=True)
+            made = Path(tempfile.mkdtemp(prefix="", dir=parent))
+            if not _HOMES:
+                atexit.register(lambda: [shutil.rmtree(h, ignore_errors=True) for h in _HOMES])
+            _HOMES.append(made)
+            return made
+    raise RuntimeError("no directory outside the temporary directory for a CODEX_HOME")
 
 
 def export_marketplace(dest):
@@ -94,13 +177,13 @@ def _toml_string(s):
 class CodexHome:
     """One throwaway Codex installation: config, plugin, trust, and `codex exec` runs."""
 
-    def __init__(self, codex, base, marketplace_dir, model):
+    def __init__(self, codex, base, marketplace_dir, model, bwrap=None):
         self.codex = codex
         self.base = Path(base)
-        self.home = self.base / "home"
+        self.home = _outside_temp_dir()
         self.work = self.base / "work"
-        self.home.mkdir(parents=True)
         self.work.mkdir(parents=True)
+        self.bwrap = bwrap
         self.marketplace_dir = marketplace_dir
         self.model = model
         self.data_dir = self.home / "plugins" / "data" / f"{PLUGIN}-{MARKETPLACE}"
@@ -109,6 +192,10 @@ class CodexHome:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("OM_", "CODEX_", "OBSERVATIONAL_MEMORY", "PLUGIN_"))}
         env.update(CODEX_HOME=str(self.home), MOCK_API_KEY="dummy-key")
+        if self.bwrap == "bundled bwrap":
+            env["PATH"] = path_without_bwrap(env.get("PATH", ""))
+        elif self.bwrap == "system bwrap":
+            env["PATH"] = f"{system_bwrap_dir()}{os.pathsep}{env.get('PATH', '')}"
         env.update(extra or {})
         return env
 
@@ -266,9 +353,18 @@ def om(store, session, *args, input=None):
 #    the root conftest module that other tests import from) --------------------------
 
 
-@pytest.fixture(scope="session")
-def codex_bin():
-    return codex_binary()
+@pytest.fixture(scope="session", params=codex_versions(), ids=lambda v: f"codex-{v}")
+def codex_bin(request):
+    yield codex_binary(None if request.param == "OM_CODEX_BIN" else request.param)
+    # Every CodexHome hangs off this fixture; pytest-xdist workers end without atexit.
+    while _HOMES:
+        shutil.rmtree(_HOMES.pop(), ignore_errors=True)
+
+
+@pytest.fixture(params=BWRAP)
+def bwrap(request):
+    """For workspace-write tests: the sandbox configuration (see BWRAP); other tests run as the host is."""
+    return request.param
 
 
 @pytest.fixture(scope="session")
@@ -284,10 +380,10 @@ def codex(codex_bin, marketplace):
     # mounts its own /dev, where the plugin copy and the store would not exist.
     base = Path(tempfile.mkdtemp(prefix="om-codex-"))
 
-    def make(script):
+    def make(script, bwrap=None):
         model = MockModel(script).start()
         models.append(model)
-        return CodexHome(codex_bin, base / f"codex{len(models)}", marketplace, model)
+        return CodexHome(codex_bin, base / f"codex{len(models)}", marketplace, model, bwrap=bwrap)
 
     yield make
     for model in models:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codex_harness import agent_messages, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
+from codex_harness import BWRAP, agent_messages, bwrap, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell
 
 pytestmark = pytest.mark.e2e
@@ -100,9 +100,11 @@ def workspace_write(home, writable_store):
             "exclude_tmpdir_env_var = true\n")
 
 
-@pytest.mark.parametrize("sandbox", ["workspace-write with the store in writable_roots", "danger-full-access"])
-def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(codex, sandbox):
-    home = codex(checkpointing_model("echo marker-7f3a", "Printing the marker works: echo printed marker-7f3a."))
+@pytest.mark.parametrize("sandbox, bwrap", [("workspace-write with the store in writable_roots", b) for b in BWRAP]
+                         + [("danger-full-access", None)])
+def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(codex, sandbox, bwrap):
+    home = codex(checkpointing_model("echo marker-7f3a", "Printing the marker works: echo printed marker-7f3a."),
+                 bwrap=bwrap)
     if sandbox == "danger-full-access":
         home.setup(sandbox="danger-full-access")
     else:
@@ -138,8 +140,8 @@ def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(c
     assert not any(" pending" in t or " apply" in t for t in texts if "--session" in t)
 
 
-def test_without_the_store_in_writable_roots_the_sandboxed_agent_cannot_apply(codex):
-    home = codex(checkpointing_model("echo marker-5e1f", "This observation cannot be written."))
+def test_without_the_store_in_writable_roots_the_sandboxed_agent_cannot_apply(codex, bwrap):
+    home = codex(checkpointing_model("echo marker-5e1f", "This observation cannot be written."), bwrap=bwrap)
     home.setup(sandbox="workspace-write", top=workspace_write(home, writable_store=False))
     rc, events, err = home.exec("Print the marker with the shell", env=CHECKPOINT_ENV)
     assert rc == 0, err[-2000:]

@@ -1,29 +1,76 @@
-"""`om doctor` on an installation the real Codex CLI 0.169.0 made and ran: every check a user
-relies on (plugin, hooks, capture receipts, MCP server) is ok after one real turn."""
+"""`om doctor` on installations the real Codex CLI made and ran (each pinned version): every
+check a user relies on is ok after one real turn, and a plugin update that makes Codex
+skip the hooks is a failure doctor reports, not an ok."""
+
+import json
 
 import pytest
 
 import doctor_run
-from codex_harness import codex_bin, marketplace  # noqa: F401 (fixtures)
+from codex_harness import codex_bin, export_marketplace, marketplace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e
 
+CAPTURED = ("capture.SessionStart", "capture.UserPromptSubmit", "capture.PostToolUse", "capture.Stop")
+
+
+def by_name(report):
+    return {c["check"]: c for c in report["checks"]}
+
 
 def test_after_one_real_codex_turn_doctor_reports_plugin_hooks_capture_and_mcp_ok(codex_bin, marketplace, tmp_path):
+    from om.mcp.tools import listing
+
     (rc, events, err), report, text, home = doctor_run.run(codex_bin, marketplace, tmp_path / "codex")
     assert rc == 0, err[-2000:]
     assert "checks" in report, report
-    status = {c["check"]: c for c in report["checks"]}
-    for name in ("codex.plugin", "codex.hooks", "codex.sandbox", "codex.mcp", "store.exists", "store.integrity",
-                 "capture.SessionStart", "capture.UserPromptSubmit", "capture.PostToolUse", "capture.Stop"):
+    status = by_name(report)
+    for name in ("codex.plugin", "codex.hooks", "codex.trust", "codex.sandbox", "codex.mcp", "store.exists",
+                 "store.integrity", "capture.Interrupt") + CAPTURED:
         assert status[name]["status"] == "ok", status[name]
     assert report["store"] == str(home.data_dir)
-    from om.mcp.tools import catalogue
-
-    assert f"lists {len(catalogue())} tools" in status["codex.mcp"]["finding"]
+    assert "reports all 5 om hooks trusted and enabled" in status["codex.trust"]["finding"]
+    assert f"lists {len(listing())} tools" in status["codex.mcp"]["finding"]
     assert str(home.data_dir) in status["codex.mcp"]["finding"]
     assert " ok in " in status["capture.Stop"]["finding"]
-    assert "plugin-managed" in status["runtime.version"]["finding"]
+    assert "plugin-managed: the Codex plugin's copy in " in status["runtime.version"]["finding"]
     assert "update channel stable" in status["runtime.version"]["finding"]
-    assert not [c for c in report["checks"] if c["status"] == "fail"]
+    assert not [c for c in report["checks"] if c["status"] == "fail"] and report["exit"] == 0
     assert text.startswith("om doctor: ") and "codex.mcp" in text
+    assert text.splitlines()[-1] == f"run again: python3 '{home.plugin_root / 'bin' / 'om'}' doctor"
+
+
+def test_a_plugin_update_with_changed_files_makes_doctor_fail_and_a_same_files_reinstall_keeps_trust(
+        codex_bin, tmp_path):
+    source = export_marketplace(tmp_path / "marketplace")
+    seen = {}
+
+    def update_twice(home):
+        home.install_plugin()  # the same files again: Codex keeps the trust
+        seen["unchanged"] = doctor_run.doctor(home)[0]
+        receipts = sorted((home.data_dir / "receipts").glob("*.json"))
+        skill = next(source.rglob("SKILL.md"))
+        skill.write_text(skill.read_text() + "\nOne more line.\n")
+        home.install_plugin()  # changed files: Codex now reports every om hook modified
+        seen["listed"] = {h["trustStatus"] for h in home.list_hooks() if h.get("pluginId") == "om@observational-memory"}
+        before = {p.name: p.read_text() for p in receipts}
+        rc, events, err = home.exec("Print doctor-sample with the shell")
+        assert rc == 0, err[-2000:]
+        seen["receipts_unchanged"] = before == {p.name: p.read_text() for p in receipts}
+
+    (rc, events, err), report, text, home = doctor_run.run(codex_bin, source, tmp_path / "codex", then=update_twice)
+    assert rc == 0, err[-2000:]
+    unchanged = by_name(seen["unchanged"])
+    assert unchanged["codex.trust"]["status"] == "ok", unchanged["codex.trust"]
+    assert seen["listed"] == {"modified"}
+    assert seen["receipts_unchanged"], "Codex ran the modified hooks"
+    status = by_name(report)
+    assert status["codex.hooks"]["status"] == "ok"  # config.toml alone cannot tell
+    trust = status["codex.trust"]
+    assert trust["status"] == "fail" and "(modified: Interrupt, PostToolUse, SessionStart, Stop, UserPromptSubmit)" \
+        in trust["finding"], trust
+    assert "/hooks" in trust["fix"]
+    for name in CAPTURED:
+        assert status[name]["status"] == "warn", status[name]
+        assert status[name]["finding"].startswith("no run since the plugin copy was installed at "), status[name]
+    assert report["status"] == "fail" and report["exit"] == 1, json.dumps(report)[:2000]

@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from codex_harness import agent_messages, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
+from codex_harness import agent_messages, bwrap, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell, tool_call
 
 pytestmark = pytest.mark.e2e
@@ -103,10 +103,10 @@ def mcp_then_shell_model(marker, observation, seen):
     return script
 
 
-def test_in_the_default_sandbox_the_mcp_tools_checkpoint_where_the_shell_command_cannot(codex):
+def test_in_the_default_sandbox_the_mcp_tools_checkpoint_where_the_shell_command_cannot(codex, bwrap):
     seen = {}
     observation = "The marker command printed marker-9b1d."
-    home = codex(mcp_then_shell_model("marker-9b1d", observation, seen))
+    home = codex(mcp_then_shell_model("marker-9b1d", observation, seen), bwrap=bwrap)
     home.setup(sandbox="workspace-write", top=NO_WRITABLE_ROOTS)
     rc, events, err = home.exec("Print the marker with the shell", "--sandbox", "workspace-write",
                                 env=CHECKPOINT_ENV)

@@ -170,6 +170,23 @@ SESSION_TOOLS = {
 }
 
 
+DOCTOR = (
+    "Check that om's memory capture works: runtime, store, the Codex plugin and whether Codex runs its"
+    " hooks (asked from Codex itself), the MCP server, and each hook's last run. Returns om doctor's"
+    " report as text: one line per check (ok, warn or fail) and, for each problem, the exact command or"
+    " edit that fixes it. Read-only. Use it when the user asks whether memory works, or when memory"
+    " seems to be missing.",
+    {"type": "object", "properties": {"session": SESSION}, "required": [], "additionalProperties": False},
+    True,
+)
+
+
+def _doctor(store):
+    from om.doctor import diagnose, render
+
+    return _chomp(render(diagnose(store if isinstance(store, str) else None)))
+
+
 def _search_module():
     """om.search when it is part of this runtime (it is optional), else None."""
     try:
@@ -186,6 +203,7 @@ def catalogue():
         tools["search"] = SEARCH
         tools.update(SESSION_TOOLS)
     tools["export"] = EXPORT
+    tools["doctor"] = DOCTOR
     return tools
 
 
@@ -256,6 +274,8 @@ def call(store, name, arguments):
     if name not in tools:
         raise UnknownTool(f"om: unknown tool {name!r}")
     args = _arguments(name, arguments, tools[name][1])
+    if name == "doctor":  # about the installation, not a session: any session argument is ignored
+        return _doctor(store)
     session = _string_arg(name, args, "session")
     if name == "sessions":
         return _sessions_tool(store, session, args)

@@ -1,0 +1,215 @@
+"""Doctor's facts about the Codex installation: plugin, hook trust, sandbox.
+
+Invariants:
+- Read-only, like all of doctor: config.toml and the plugin's cache copy are read,
+  `codex app-server` is asked (`om.codex.trust.ask_codex`), nothing is written.
+- Codex facts relied on (0.169.0 and 0.171.0): the plugin is `om@observational-memory`
+  in config.toml `[plugins."…"] enabled`; its cache copy lives at
+  plugins/cache/<marketplace>/<plugin>/<version>/, rewritten by every
+  `codex plugin add` (so its files' modification time is the install time), and its
+  data (the store) at plugins/data/<plugin>-<marketplace>/, which survives updates.
+- `checks(home, store)` returns (checks, installation): the installation is
+  {"root", "installed_at", "trust"} for the MCP and capture checks, or None when no
+  plugin copy is installed.
+"""
+
+import json
+import os
+
+from om.codex import config as codex_config
+from om.codex.trust import ask_codex, identity_hash, state_key
+from om.doctor.findings import check, quote
+
+PLUGIN = "om"
+MARKETPLACE = "observational-memory"
+PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
+#: Every hook the plugin registers; Interrupt runs only when a turn is interrupted.
+EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Interrupt")
+INSTALL = f"codex plugin marketplace add <om checkout> && codex plugin add {PLUGIN_ID}"
+TRUST_FIX = "run codex, open /hooks, review and trust the om hooks (Codex skips untrusted or modified hooks silently)"
+
+
+def codex_home(store=None):
+    """$CODEX_HOME; else the one whose plugin data folder `store` is (Codex starts the MCP
+    server without CODEX_HOME); else ~/.codex."""
+    if os.environ.get("CODEX_HOME"):
+        return os.path.expanduser(os.environ["CODEX_HOME"])
+    if store:
+        data = os.path.dirname(store)
+        plugins = os.path.dirname(data)
+        if (os.path.basename(store) == f"{PLUGIN}-{MARKETPLACE}" and os.path.basename(data) == "data"
+                and os.path.basename(plugins) == "plugins"):
+            return os.path.dirname(plugins)
+    return os.path.expanduser("~/.codex")
+
+
+def plugin_data_dir(home=None):
+    return os.path.join(home or codex_home(), "plugins", "data", f"{PLUGIN}-{MARKETPLACE}")
+
+
+def cache_dir(home=None):
+    return os.path.join(home or codex_home(), "plugins", "cache", MARKETPLACE, PLUGIN)
+
+
+def installed_at(root):
+    """When `codex plugin add` last wrote the plugin copy (it rewrites every file), or None."""
+    times = []
+    for rel in ("", os.path.join(".codex-plugin", "plugin.json"), os.path.join("hooks", "hooks.json")):
+        try:
+            times.append(os.stat(os.path.join(root, rel)).st_mtime)
+        except OSError:
+            pass
+    return max(times) if times else None
+
+
+def checks(home, store):
+    config_path = os.path.join(home, "config.toml")
+    config, error = codex_config.load(config_path)
+    if error:
+        return [check("codex.plugin", "fail", f"{config_path}: {error}", f"edit {quote(config_path)}")], None
+    config = config or {}
+    entry = (config.get("plugins") or {}).get(PLUGIN_ID)
+    cache = cache_dir(home)
+    versions = sorted(_listdir(cache))
+    if entry is None or not versions:
+        what = "not installed" if entry is None else f"listed in config but missing from {cache}"
+        return [check("codex.plugin", "warn", f"Codex plugin {PLUGIN_ID} {what} in {home}: nothing captures automatically", INSTALL)], None
+    root = os.path.join(cache, versions[-1])
+    when = installed_at(root)
+    if entry.get("enabled") is False:
+        return [
+            check(
+                "codex.plugin",
+                "fail",
+                f"Codex plugin {PLUGIN_ID} is installed but disabled",
+                f'set enabled = true under [plugins."{PLUGIN_ID}"] in {quote(config_path)}',
+            )
+        ], {"root": root, "installed_at": when, "trust": None}
+    stamp = f" {_utc(when)}" if when else ""
+    found = [check("codex.plugin", "ok", f"Codex plugin {PLUGIN_ID} {versions[-1]} installed{stamp} and enabled ({root})")]
+    found.append(hooks_check(config, root))
+    trust, trust_check = codex_trust_check(home)
+    found.append(trust_check)
+    found.append(sandbox_check(config, root, store, config_path))
+    return found, {"root": root, "installed_at": when, "trust": trust}
+
+
+def hooks_check(config, root):
+    """hooks.json registers every event, and config.toml trusts each handler's current definition."""
+    hooks_file = os.path.join(root, "hooks", "hooks.json")
+    reinstall = f"codex plugin add {PLUGIN_ID}"
+    try:
+        with open(hooks_file, encoding="utf-8") as f:
+            spec = json.load(f).get("hooks", {})
+    except (OSError, ValueError, AttributeError) as e:
+        return check("codex.hooks", "fail", f"cannot read {hooks_file}: {e}", reinstall)
+    state = (config.get("hooks") or {}).get("state") or {}
+    missing = [e for e in EVENTS if not spec.get(e)]
+    if missing:
+        return check("codex.hooks", "fail", f"hooks not registered for {', '.join(missing)}", reinstall)
+    untrusted, changed, disabled = [], [], []
+    for event in EVENTS:
+        for gi, group in enumerate(spec.get(event) or []):
+            for hi, handler in enumerate(group.get("hooks") or []):
+                entry = state.get(state_key(PLUGIN_ID, event, gi, hi))
+                if not isinstance(entry, dict) or not entry.get("trusted_hash"):
+                    untrusted.append(event)
+                elif entry.get("enabled") is False:
+                    disabled.append(event)
+                elif entry["trusted_hash"] != identity_hash(event, group, handler) or not entry.get("trusted_content_hash"):
+                    changed.append(event)
+    if untrusted or changed or disabled:
+        parts = []
+        if untrusted:
+            parts.append("untrusted: " + ", ".join(untrusted))
+        if changed:
+            parts.append("changed since trusted: " + ", ".join(changed))
+        if disabled:
+            parts.append("disabled: " + ", ".join(disabled))
+        return check("codex.hooks", "fail", "hooks will not run (" + "; ".join(parts) + ")", TRUST_FIX)
+    return check(
+        "codex.hooks",
+        "ok",
+        f"hooks registered for {', '.join(EVENTS)}; config.toml trusts each one's current definition",
+    )
+
+
+def codex_trust_check(home):
+    """(answer or None, check): Codex's own verdict, which alone covers the plugin bundle fingerprint."""
+    answer, reason = ask_codex(home, PLUGIN_ID)
+    if answer is None:
+        return None, check(
+            "codex.trust",
+            "warn",
+            f"could not ask Codex whether it runs the om hooks ({reason}); only Codex can tell whether the"
+            " installed plugin files still match the ones you trusted",
+            "put codex on PATH and run doctor again, or open /hooks in codex",
+        )
+    by_status = {}
+    for hook in answer["hooks"]:
+        status = "disabled" if hook.get("enabled") is False else str(hook.get("trustStatus") or "unknown")
+        by_status.setdefault(status, []).append(_event_name(hook.get("eventName")))
+    who = f"Codex {answer['version']}".strip() if answer["version"] else "Codex"
+    if not answer["hooks"]:
+        return answer, check("codex.trust", "fail", f"{who} lists no om hooks (codex app-server hooks/list)",
+                             f"codex plugin add {PLUGIN_ID}")
+    bad = {s: events for s, events in by_status.items() if s not in ("trusted", "managed")}
+    if not bad:
+        return answer, check("codex.trust", "ok",
+                             f"{who} reports all {len(answer['hooks'])} om hooks trusted and enabled (hooks/list)")
+    parts = [f"{s}: {', '.join(sorted(events))}" for s, events in sorted(bad.items())]
+    why = ""
+    if "modified" in bad:
+        why = ("; modified means the installed plugin files differ from the ones you trusted"
+               " (a `codex plugin add` that brought changed files)")
+    return answer, check("codex.trust", "fail",
+                         f"{who} will not run these om hooks ({'; '.join(parts)}){why}: nothing is captured", TRUST_FIX)
+
+
+def sandbox_check(config, root, store, config_path):
+    mode = config.get("sandbox_mode", "workspace-write")
+    if mode == "danger-full-access":
+        return check("codex.sandbox", "ok", "sandbox_mode danger-full-access: the agent's shell can write the store")
+    if bundles_mcp(root):
+        return check("codex.sandbox", "ok", "the plugin's MCP server writes the store outside the sandbox")
+    roots = (config.get("sandbox_workspace_write") or {}).get("writable_roots") or []
+    for r in roots:
+        real = os.path.realpath(os.path.expanduser(str(r)))
+        if store == real or store.startswith(real.rstrip(os.sep) + os.sep):
+            return check("codex.sandbox", "ok", f"writable_roots covers the store ({r})")
+    return check(
+        "codex.sandbox",
+        "warn",
+        f"sandbox_mode {mode}: the agent's shell cannot write the store, so its checkpoints (apply) fail",
+        f'add "{store}" to writable_roots under [sandbox_workspace_write] in {quote(config_path)}'
+        f" (or run codex --add-dir {quote(store)})",
+    )
+
+
+def bundles_mcp(root):
+    if os.path.exists(os.path.join(root, ".mcp.json")):
+        return True
+    try:
+        with open(os.path.join(root, ".codex-plugin", "plugin.json"), encoding="utf-8") as f:
+            return bool(json.load(f).get("mcpServers"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _event_name(name):
+    # hooks/list names events in camelCase (postToolUse); hooks.json in PascalCase.
+    name = str(name or "?")
+    return name[:1].upper() + name[1:]
+
+
+def _utc(t):
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
