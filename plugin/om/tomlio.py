@@ -78,6 +78,8 @@ class _Parser:
         return self.text.count("\n", 0, self.i) + 1
 
     def fail(self, what):
+        # Errors are one line whatever the document holds (a quoted newline, say).
+        what = what.replace("\r", "\\r").replace("\n", "\\n")
         raise TomlError(f"not valid TOML: {what} (line {self.line()})")
 
     def unsupported(self, what):
@@ -302,7 +304,7 @@ class _Parser:
                     out.append(chr(point))
                     self.i += 2 + width
                 else:
-                    self.fail(f"invalid escape \\{code}")
+                    self.fail("invalid escape " + repr("\\" + code))
                 continue
             out.append(ch)
             self.i += 1

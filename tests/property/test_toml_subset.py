@@ -188,3 +188,10 @@ def test_loads_is_tomllib_where_it_exists():
     with pytest.raises(TomlError) as refused:
         tomlio.loads("a = ")
     assert str(refused.value).startswith("not valid TOML")
+
+
+@pytest.mark.parametrize("text", ['a = "x\\\n"', 'a = "x\\\r\n"', 'a = "\\q"'])
+def test_an_invalid_escape_is_refused_in_one_line_even_when_it_escapes_a_newline(text):
+    with pytest.raises(TomlError) as e:
+        subset_loads(text)
+    assert "\n" not in str(e.value) and "\r" not in str(e.value) and "invalid escape" in str(e.value)
