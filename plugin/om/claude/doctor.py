@@ -25,7 +25,6 @@ ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_PLUGIN_DATA} substituted and both as variable
 
 import json
 import os
-import time
 
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
@@ -37,9 +36,6 @@ REGISTERED = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFai
 LAUNCHER = "hooks/om-hook"
 SETTINGS_MARK = "hook --client claude"
 INSTALL = f"claude plugin marketplace add <om checkout> && claude plugin install {PLUGIN_ID}"
-#: p95 hook time above which capture is felt by the user (the same budget as Codex's).
-HOOK_BUDGET_MS = 250
-RECENT_FAILURE_S = 24 * 3600
 
 
 def config_dir(environ=None):
@@ -51,8 +47,9 @@ def plugin_data_dir(config=None):
     return os.path.join(config or config_dir(), "plugins", "data", f"{PLUGIN}-{MARKETPLACE}")
 
 
-def checks(store=None, environ=None):
-    """Claude Code findings. `store`: the store doctor was pointed at explicitly, if any."""
+def checks(store=None, environ=None, rerun=None):
+    """Claude Code findings. `store`: the store doctor was pointed at explicitly, if any;
+    `rerun`: the command that runs doctor again (for the fixes)."""
     environ = os.environ if environ is None else environ
     config = config_dir(environ)
     if not os.path.isdir(config):
@@ -74,8 +71,11 @@ def checks(store=None, environ=None):
         found.append(_settings_hooks_check(settings_hooks, settings_path))
         claude_store = store or (settings_hooks and _store_of(settings_hooks[0][1], environ))
     if claude_store:
-        found += receipt_findings(claude_store, "claude", EVENTS, "claude.capture",
-                                  "start a Claude Code session (claude), then rerun om doctor")
+        from om.doctor import capture
+
+        context = {"store_is_dir": os.path.isdir(claude_store), "store_exists": os.path.exists(claude_store),
+                   "rerun": rerun}
+        found += capture.checks(claude_store, EVENTS, None, context, client="claude")
     return found
 
 
@@ -281,36 +281,3 @@ def _mcp_check(root, config, environ):
                       f"claude plugin install {PLUGIN_ID}")
     finding = result["finding"] + (f"; it serves {store}" if result["status"] == "ok" else "")
     return _finding("claude.mcp", result["status"], finding, result["fix"])
-
-
-# -- capture receipts ---------------------------------------------------------------------
-
-
-def receipt_findings(store, client, events, prefix, never_ran_fix):
-    """One finding per event from `client`'s capture receipts in `store`."""
-    from om.receipts import read_all
-
-    receipts = read_all(store, client)
-    found = []
-    now = time.time()
-    for event in events:
-        name = f"{prefix}.{event}"
-        r = receipts.get(event)
-        if r is None:
-            found.append(_finding(name, "warn", f"{event} hook never ran (receipts in {store})", never_ran_fix))
-            continue
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.get("last_at") or 0))
-        recent = sorted(x for x in r.get("recent_ms", []) if isinstance(x, (int, float)))
-        p95 = recent[min(len(recent) - 1, int(0.95 * len(recent)))] if recent else 0.0
-        summary = f"last {when} {r.get('outcome')} in {r.get('duration_ms')} ms; {r.get('runs')} run(s), p95 {p95} ms"
-        rerun = f"rerun the failing step by hand: om --store {_q(store)} hook --client {client} < event.json"
-        if r.get("outcome") == "failed":
-            found.append(_finding(name, "fail", f"last run failed ({summary})", rerun))
-        elif r.get("last_failure_at") and now - r["last_failure_at"] < RECENT_FAILURE_S:
-            found.append(_finding(name, "warn", f"failed within the last day ({summary})", rerun))
-        elif p95 > HOOK_BUDGET_MS:
-            found.append(_finding(name, "warn", f"p95 {p95} ms is over the {HOOK_BUDGET_MS} ms budget ({summary})",
-                                  "om doctor: check runtime.hook_python (a shim) and the store's disk"))
-        else:
-            found.append(_finding(name, "ok", summary))
-    return found

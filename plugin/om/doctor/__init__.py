@@ -49,7 +49,7 @@ def diagnose(store=None):
     from om.claude.doctor import checks as claude_checks
 
     # Claude Code keeps its own store (its plugin data folder) unless one was named.
-    checks += claude_checks(None if source == "Codex plugin data" else store)
+    checks += claude_checks(None if source == "Codex plugin data" else store, rerun=rerun)
     return {"status": worst(checks), "version": __version__, "store": store, "store_from": source,
             "run_as": run_as, "rerun": rerun, "checks": checks}
 

@@ -8,6 +8,8 @@ in `<store>/hook-errors.log`. Invariants:
 - A receipt older than the installed plugin copy means "not run since the plugin
   was (re)installed": Codex skips hooks whose files changed since they were trusted.
 - Interrupt runs only when a turn is interrupted, so never having run is ok for it.
+- One reading for every client: what differs (check names, receipts folder, how to get
+  the client to run the hooks) is the CLIENTS table, not a second copy of the checks.
 """
 
 import os
@@ -23,16 +25,23 @@ RECENT_FAILURE_S = 24 * 3600
 #: are rounded to ms: a receipt this much older than the copy may still be a later run.
 CLOCK_SLACK_S = 0.05
 RARE = ("Interrupt",)
+#: Per client: the check-name prefix, and how a user gets that client to run the hooks.
+CLIENTS = {
+    "codex": {"prefix": "capture", "start": "start a Codex session with the plugin enabled and its hooks trusted (/hooks)"},
+    "claude": {"prefix": "claude.capture", "start": "start a Claude Code session (claude)"},
+}
 LOG_NAME = "hook-errors.log"
 TRUST = "run codex, open /hooks, review and trust the om hooks"
 
 
-def checks(store, events, installation, context):
-    """`context`: {"store_is_dir", "store_exists", "hooks_blocked"} from the store and Codex checks,
-    and "rerun", the command that runs doctor again."""
+def checks(store, events, installation, context, client="codex"):
+    """`context`: {"store_is_dir", "store_exists", "hooks_blocked"} from the store and client checks,
+    and "rerun", the command that runs doctor again. `installation`: the client's plugin copy
+    ({"installed_at"}), when it is known."""
     from om.receipts import read_all
 
-    receipts = read_all(store) if context.get("store_is_dir") else {}
+    profile = CLIENTS[client]
+    receipts = read_all(store, client) if context.get("store_is_dir") else {}
     log = os.path.join(store, LOG_NAME)
     reasons = _last_errors(log) if context.get("store_is_dir") else {}
     installed = (installation or {}).get("installed_at")
@@ -40,10 +49,10 @@ def checks(store, events, installation, context):
     found = []
     now = time.time()
     for event in events:
-        name = f"capture.{event}"
+        name = f"{profile['prefix']}.{event}"
         r = receipts.get(event)
         if r is None:
-            found.append(_never(name, event, context, rerun))
+            found.append(_never(name, event, context, rerun, profile["start"]))
             continue
         last = r.get("last_at") or 0
         recent = sorted(x for x in r.get("recent_ms", []) if isinstance(x, (int, float)))
@@ -76,17 +85,16 @@ def checks(store, events, installation, context):
     return found
 
 
-def _never(name, event, context, rerun):
+def _never(name, event, context, rerun, start):
     if context.get("store_exists") and not context.get("store_is_dir"):
         return check(name, "warn", f"no {event} run recorded: the hooks cannot record anything while the store is not a directory",
-                     "fix store.exists first (the hooks show an om message in Codex meanwhile)")
+                     "fix store.exists first (the hooks show an om message meanwhile)")
     if event in RARE:
         return check(name, "ok", f"no {event} run recorded yet (it runs only when you interrupt a turn)")
     if context.get("hooks_blocked"):
         return check(name, "warn", f"no {event} run recorded in this store: Codex does not run the om hooks (see the codex checks above)",
                      f"{TRUST}, start a session, then rerun {rerun}")
-    return check(name, "warn", f"no {event} run recorded in this store",
-                 f"start a Codex session with the plugin enabled and its hooks trusted (/hooks), then rerun {rerun}")
+    return check(name, "warn", f"no {event} run recorded in this store", f"{start}, then rerun {rerun}")
 
 
 def _last_errors(log):
