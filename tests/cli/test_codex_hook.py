@@ -435,8 +435,11 @@ def _pin(root, tmp_path, version="9.1.0", tamper=False):
 
 def _launch(root, data, payload):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-    env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(data), OM_CHECKPOINT_TURNS="1")
-    proc = subprocess.run(["/bin/sh", "-c", f'sh "{root}/hooks/om-hook" || true'], input=json.dumps(payload).encode(),
+    # As Codex runs plugin hooks: the registered command through sh, both spellings of the variables.
+    env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(data), CLAUDE_PLUGIN_ROOT=str(root), CLAUDE_PLUGIN_DATA=str(data),
+               OM_CHECKPOINT_TURNS="1")
+    command = json.loads((root / "hooks" / "hooks.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
                           capture_output=True, env=env, timeout=60)
     assert proc.returncode == 0
     return json.loads(proc.stdout) if proc.stdout.strip() else None

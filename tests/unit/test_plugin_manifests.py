@@ -40,4 +40,5 @@ def test_every_registered_hook_runs_the_launcher_through_a_variable_both_clients
         for group in groups:
             for handler in group["hooks"]:
                 # No absolute path or secret: Claude Code may show the command to the model.
-                assert handler["command"] == 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/om-hook" || true', event
+                # The client's own `sh -c` reads the launcher (`.`): no second shell per event.
+                assert handler["command"] == 'command . "${CLAUDE_PLUGIN_ROOT}/hooks/om-hook" || true', event
