@@ -98,7 +98,8 @@ def test_session_start_gives_the_ledger_command_and_progress_but_never_the_memor
     hook.om("apply", input=json.dumps({"through": 1, "observations": [
         {"text": "SECRET-MEMORY-BODY: SQLite was chosen.", "source_ids": [s["id"]]}]}))
     hook(hook.prompt("next prompt", turn="p-2"))
-    payload = recorded("SessionStart", source, scenario="compact_auto") if source == "compact" else hook.start(source)
+    scenario = {"compact": "compact_auto", "clear": "clear"}.get(source)
+    payload = recorded("SessionStart", source, scenario=scenario) if scenario else hook.start(source)
     text = hook.context(hook(dict(payload, session_id=hook.session)))
     command = hook.advertised()
     assert f"{command} prime" in text
@@ -106,6 +107,25 @@ def test_session_start_gives_the_ledger_command_and_progress_but_never_the_memor
     assert "SECRET-MEMORY-BODY" not in text
     assert ("just compacted" in text) == (source == "compact")
     assert '"' + hook.session + '"' in text and "Claude Code's sandbox" in text
+
+
+def test_after_clear_the_new_session_claude_code_starts_is_pointed_at_the_one_it_cleared(hook, tmp_path):
+    # Claude Code 2.1.332 answers `/clear` by ending the session (SessionEnd reason "clear")
+    # and starting one with a new session_id and source "clear" (the recorded payload).
+    cleared = recorded("SessionStart", "clear", scenario="clear")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    assert cleared["session_id"] != hook.session
+    hook(dict(hook.start(), cwd=str(project)))
+    hook(dict(hook.prompt("We chose SQLite for the ledger."), cwd=str(project)))
+    (s,) = hook.sources()
+    hook.om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "SECRET-MEMORY-BODY: SQLite was chosen.", "source_ids": [s["id"]]}]}))
+    text = hook.context(hook(dict(cleared, cwd=str(project))))
+    assert '"' + cleared["session_id"] + '"' in text  # the new session's own ledger command
+    note = text[text.index("om: earlier sessions of this project hold memory"):]
+    assert f'- "{hook.session}": last checkpoint 20' in note and "1 observation, 0 reflections" in note
+    assert "SECRET-MEMORY-BODY" not in text
 
 
 def test_the_advertised_command_runs_as_is_from_any_directory(hook, tmp_path):
