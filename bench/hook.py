@@ -11,19 +11,27 @@ Each for UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources,
 interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run.
 Prints the median and p95 of each and their ratio to the baseline's median.
 
-    python3 bench/hook.py [--runs 60]
+With --compare REV, the Codex hook of another commit of this repository (exported with
+`git archive`, run through the command its own hooks.json registers, on its own copy of
+the same ledgers) is measured in the same interleaved rounds, and the output ends with
+this tree's median over REV's per event: below 1.00 is faster, above is a regression.
+
+    python3 bench/hook.py [--runs 60] [--compare REV]
 """
 
 import argparse
+import io
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLUGIN = os.path.join(ROOT, "plugin")
 sys.path.insert(0, os.path.join(ROOT, "plugin"))
 SOURCES = 10_000
 SESSION = "bench-session"
@@ -63,10 +71,22 @@ def claude_events(i):
     }
 
 
-def registered_argv(registered, name):
+def registered_argv(registered, name, plugin=PLUGIN):
     command = registered[name][0]["hooks"][0]["command"]
-    plugin = os.path.join(ROOT, "plugin")
     return ["/bin/sh", "-c", command.replace("${CLAUDE_PLUGIN_ROOT}", plugin).replace("${PLUGIN_ROOT}", plugin)]
+
+
+def export_tree(rev, into):
+    """The plugin root of commit `rev` of this repository, unpacked under `into`, and its hooks."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
+    if archive.returncode != 0:
+        raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into)
+    # The plugin root moved from the repository root to plugin/ at one point.
+    plugin = os.path.join(into, "plugin") if os.path.isfile(os.path.join(into, "plugin", "hooks", "hooks.json")) else into
+    with open(os.path.join(plugin, "hooks", "hooks.json"), encoding="utf-8") as fh:
+        return plugin, json.load(fh)["hooks"]
 
 
 def claude_argv(registered, name, python, store):
@@ -107,6 +127,7 @@ def p95(values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--compare", metavar="REV", help="also measure the Codex hook of this commit, interleaved")
     args = parser.parse_args()
     python = real_interpreter()
     with open(os.path.join(ROOT, "plugin", "hooks", "hooks.json"), encoding="utf-8") as fh:
@@ -117,6 +138,10 @@ def main():
     print(f"codex:  {' '.join(registered_argv(registered, 'Stop'))}")
     print(f"claude: {' '.join(claude_argv(registered, 'Stop', python, 'STORE'))}")
     with tempfile.TemporaryDirectory() as tmp:
+        other = None
+        if args.compare:
+            other = export_tree(args.compare, os.path.join(tmp, "compare"))
+            print(f"codex @{args.compare}: {' '.join(registered_argv(other[1], 'Stop', other[0]))}")
         results = {}
         for label, pending in (("10,000 sources, 10 pending", 10), ("10,000 sources, all pending", SOURCES)):
             store = os.path.join(tmp, f"store-{pending}")
@@ -130,6 +155,17 @@ def main():
             claude_env = dict(clean, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
             names = ("UserPromptSubmit", "PostToolUse", "Stop")
             base, hooks = [], {f"{client} {name}": [] for client in ("codex", "claude") for name in names}
+            if other:
+                other_store = os.path.join(tmp, f"store-{pending}-compare")
+                build_ledger(other_store, pending)
+                with open(os.path.join(other_store, ".om-python"), "w") as fh:
+                    fh.write(python + "\n")
+                other_env = dict(clean, PLUGIN_ROOT=other[0], PLUGIN_DATA=other_store, CLAUDE_PLUGIN_ROOT=other[0],
+                                 CLAUDE_PLUGIN_DATA=other_store)
+                for name in names:
+                    hooks[f"codex {name} @{args.compare}"] = []
+                    # Warm up: bytecode, and whatever derived tables that commit keeps.
+                    timed(registered_argv(other[1], name, other[0]), json.dumps(events(-1)[name]).encode(), other_env)
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
             hooks["sqlite insert floor"] = []
             floor = os.path.join(store, "floor.sqlite3")
@@ -145,6 +181,9 @@ def main():
                     payload = json.dumps(payloads[name]).encode()
                     hooks[f"codex {name}"].append(timed(registered_argv(registered, name), payload, env))
                     base.append(timed(baseline_argv))
+                    if other:
+                        hooks[f"codex {name} @{args.compare}"].append(
+                            timed(registered_argv(other[1], name, other[0]), payload, other_env))
                     payload = json.dumps(claude[name]).encode()
                     hooks[f"claude {name}"].append(timed(claude_argv(registered, name, python, store), payload,
                                                          claude_env))
@@ -163,11 +202,15 @@ def main():
         for label, (base, hooks) in results.items():
             median_base = statistics.median(base)
             print(f"\n{label} ({args.runs} runs each, interleaved)")
-            print(f"  {'baseline':24} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
+            print(f"  {'baseline':34} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
             for name, values in hooks.items():
                 median = statistics.median(values)
-                print(f"  {name:24} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
+                print(f"  {name:34} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
                       f"  ratio median {median / median_base:4.2f}x  p95 {p95(values) / median_base:4.2f}x")
+            if other:
+                for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
+                    now, then = (statistics.median(hooks[f"codex {name}{suffix}"]) for suffix in ("", f" @{args.compare}"))
+                    print(f"  codex {name:18} this tree / @{args.compare}: {now / then:4.3f}")
 
 
 if __name__ == "__main__":
