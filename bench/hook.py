@@ -1,18 +1,17 @@
 """Wall time of the hook commands of both clients, as a ratio to a bare interpreter start.
 
-Codex: the command exactly as the plugin's hooks/hooks.json registers it (through
-`sh -c`, with the plugin root substituted and PLUGIN_DATA set, as Codex does).
-Claude Code, with Claude Code 2.1.332 payload shapes: the same registered command
-with only CLAUDE_PLUGIN_ROOT/CLAUDE_PLUGIN_DATA set, as Claude Code runs plugin
-hooks, once hooks.json serves Claude Code (it names ${CLAUDE_PLUGIN_ROOT});
-before that the runtime's direct form `python3 -I -S plugin/bin/om --store S hook
---client claude`. The output says which form was measured.
+Codex: the command exactly as the plugin's hooks/codex.json registers it (the file its
+manifest declares; through `sh -c`, with the plugin root substituted and both spellings
+of the plugin variables set, as Codex does).
+Claude Code, with Claude Code 2.1.332 payload shapes: the command hooks/hooks.json
+registers, through `/bin/sh -c` with only CLAUDE_PLUGIN_ROOT/CLAUDE_PLUGIN_DATA set, as
+Claude Code runs plugin hooks. The output shows both commands.
 Each for UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources,
 interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run.
 Prints the median and p95 of each and their ratio to the baseline's median.
 
 With --compare REV, the Codex hook of another commit of this repository (exported with
-`git archive`, run through the command its own hooks.json registers, on its own copy of
+`git archive`, run through the command its own Codex hooks file registers, on its own copy of
 the same ledgers) is measured in the same interleaved rounds, and the output ends with
 this tree's median over REV's per event: below 1.00 is faster, above is a regression.
 
@@ -76,24 +75,28 @@ def registered_argv(registered, name, plugin=PLUGIN):
     return ["/bin/sh", "-c", command.replace("${CLAUDE_PLUGIN_ROOT}", plugin).replace("${PLUGIN_ROOT}", plugin)]
 
 
+def codex_hooks(plugin):
+    """The hooks Codex registers from a plugin root: hooks/codex.json, or (older trees) hooks/hooks.json."""
+    for name in ("codex.json", "hooks.json"):
+        path = os.path.join(plugin, "hooks", name)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as fh:
+                return json.load(fh)["hooks"]
+    raise SystemExit(f"no Codex hooks file under {plugin}")
+
+
 def export_tree(rev, into):
-    """The plugin root of commit `rev` of this repository, unpacked under `into`, and its hooks."""
+    """The plugin root of commit `rev` of this repository, unpacked under `into`, and its Codex hooks."""
     archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
     if archive.returncode != 0:
         raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(into)
     # The plugin root moved from the repository root to plugin/ at one point.
-    plugin = os.path.join(into, "plugin") if os.path.isfile(os.path.join(into, "plugin", "hooks", "hooks.json")) else into
-    with open(os.path.join(plugin, "hooks", "hooks.json"), encoding="utf-8") as fh:
-        return plugin, json.load(fh)["hooks"]
+    plugin = os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "hooks")) else into
+    return plugin, codex_hooks(plugin)
 
 
-def claude_argv(registered, name, python, store):
-    """Claude Code's hook command: the registered one when the plugin serves Claude Code, else the direct form."""
-    if "${CLAUDE_PLUGIN_ROOT}" in registered[name][0]["hooks"][0]["command"]:
-        return registered_argv(registered, name)
-    return [python, "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"), "--store", store, "hook", "--client", "claude"]
 
 
 def events(i):
@@ -130,13 +133,14 @@ def main():
     parser.add_argument("--compare", metavar="REV", help="also measure the Codex hook of this commit, interleaved")
     args = parser.parse_args()
     python = real_interpreter()
-    with open(os.path.join(ROOT, "plugin", "hooks", "hooks.json"), encoding="utf-8") as fh:
-        registered = json.load(fh)["hooks"]
+    registered = codex_hooks(PLUGIN)
+    with open(os.path.join(PLUGIN, "hooks", "hooks.json"), encoding="utf-8") as fh:
+        claude_registered = json.load(fh)["hooks"]
     baseline_argv = [python, "-I", "-S", "-c", "pass"]
     print(f"interpreter: {python}")
     print(f"baseline: {' '.join(baseline_argv)}")
     print(f"codex:  {' '.join(registered_argv(registered, 'Stop'))}")
-    print(f"claude: {' '.join(claude_argv(registered, 'Stop', python, 'STORE'))}")
+    print(f"claude: {' '.join(registered_argv(claude_registered, 'Stop'))}")
     with tempfile.TemporaryDirectory() as tmp:
         other = None
         if args.compare:
@@ -185,7 +189,7 @@ def main():
                         hooks[f"codex {name} @{args.compare}"].append(
                             timed(registered_argv(other[1], name, other[0]), payload, other_env))
                     payload = json.dumps(claude[name]).encode()
-                    hooks[f"claude {name}"].append(timed(claude_argv(registered, name, python, store), payload,
+                    hooks[f"claude {name}"].append(timed(registered_argv(claude_registered, name), payload,
                                                          claude_env))
                     base.append(timed(baseline_argv))
             results[label] = (base, hooks)

@@ -1,8 +1,10 @@
-"""The one registered hook command and launcher, run as each client runs plugin hooks.
+"""The one hook launcher, run through each client's registered command as that client runs it.
 
-Claude Code 2.1.332 sets only CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA for plugin
-hooks; Codex 0.169.0 sets those and PLUGIN_ROOT/PLUGIN_DATA. The command is taken
-verbatim from plugin/hooks/hooks.json and run by sh on recorded payloads.
+Claude Code 2.1.332 reads plugin/hooks/hooks.json, sets only CLAUDE_PLUGIN_ROOT and
+CLAUDE_PLUGIN_DATA for plugin hooks and runs the command with /bin/sh; Codex 0.169.0
+reads the file its manifest declares, plugin/hooks/codex.json, sets those and
+PLUGIN_ROOT/PLUGIN_DATA, and runs the command with the user's $SHELL. Commands are taken
+verbatim from those files and run on recorded payloads.
 """
 
 import hashlib
@@ -19,6 +21,7 @@ from conftest import ROOT
 
 PLUGIN = ROOT / "plugin"
 REGISTERED = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+CODEX_REGISTERED = json.loads((PLUGIN / "hooks" / "codex.json").read_text())["hooks"]
 CLAUDE = json.loads((ROOT / "tests" / "fixtures" / "claude-2.1.332" / "event_payloads.json").read_text())
 CODEX_START = json.loads((ROOT / "tests" / "fixtures" / "codex-0.169.0" / "session-start.plugin.payload.json")
                          .read_text())["payload"]
@@ -45,7 +48,8 @@ def launch(root, payload, claude_data=None, codex_data=None, event="SessionStart
         env["CLAUDE_PLUGIN_DATA"] = str(claude_data)
     if codex_data is not None:
         env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(codex_data))
-    command = REGISTERED[event][0]["hooks"][0]["command"]
+    # Each client runs the command of its own hooks file.
+    command = (CODEX_REGISTERED if codex_data is not None else REGISTERED)[event][0]["hooks"][0]["command"]
     proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
                           env=env, cwd="/", timeout=60)
     assert proc.returncode == 0, proc
