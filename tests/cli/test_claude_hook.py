@@ -8,6 +8,9 @@ nothing at all (PreCompact's stdout would steer the compaction summary).
 
 import json
 import shlex
+import shutil
+import tempfile
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -109,9 +112,19 @@ def test_session_start_gives_the_ledger_command_and_progress_but_never_the_memor
     assert '"' + hook.session + '"' in text and "Claude Code's sandbox" in text
 
 
-def test_after_clear_the_new_session_claude_code_starts_is_pointed_at_the_one_it_cleared(hook, tmp_path):
+def test_after_clear_the_new_session_claude_code_starts_is_pointed_at_the_one_it_cleared(tmp_path):
     # Claude Code 2.1.332 answers `/clear` by ending the session (SessionEnd reason "clear")
     # and starting one with a new session_id and source "clear" (the recorded payload).
+    # A store path as short as Claude Code's own (~/.claude/plugins/data/...), so that the
+    # pointer's 1,200 bytes have room to name the session beside its exact commands.
+    short = Path(tempfile.mkdtemp(prefix="om-"))
+    try:
+        _clear_is_pointed_at_the_cleared_session(ClaudeDriver(short / "data"), tmp_path)
+    finally:
+        shutil.rmtree(short)
+
+
+def _clear_is_pointed_at_the_cleared_session(hook, tmp_path):
     cleared = recorded("SessionStart", "clear", scenario="clear")
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
