@@ -7,6 +7,8 @@ the table of the events it handles. Everything else lives here, once:
   line, one log line), capture receipts;
 - operations: SessionStart, UserPromptSubmit, PostToolUse and Stop mapped onto
   the ledger (capture, pause/resume, self-capture suppression, reminders);
+- selfcapture: recognise the agent's own ledger calls among its shell commands
+  (never captured as evidence);
 - cadence: when a checkpoint is due (OM_CHECKPOINT_BYTES / OM_CHECKPOINT_TURNS);
 - prompts: the `[om:pause]` / `[om:resume]` prefixes and recognition of om's own
   continuation text;
