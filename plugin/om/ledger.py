@@ -878,7 +878,11 @@ def _source(seq, body):
     }
 
 
-def _entry(seq, entry_id, body, active, retirement):
+def entry_fields(seq, entry_id, body):
+    """The fields of an entry's immutable body: the one decoder of `entries.body`.
+
+    Everything derived from an entry (its view rank and line size, om.derived.view_order)
+    and every entry the ledger hands out reads its body through here."""
     b = loads(body)
     return {
         "seq": seq,
@@ -888,6 +892,11 @@ def _entry(seq, entry_id, body, active, retirement):
         "importance": b.get("importance", "medium"),
         "text": b["text"],
         "support": b.get("support") or [],
-        "active": bool(active),
-        "retirement": loads(retirement) if retirement else None,
     }
+
+
+def _entry(seq, entry_id, body, active, retirement):
+    entry = entry_fields(seq, entry_id, body)
+    entry["active"] = bool(active)
+    entry["retirement"] = loads(retirement) if retirement else None
+    return entry
