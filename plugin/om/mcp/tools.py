@@ -342,9 +342,9 @@ def _export(store, session, args):
     all_sessions = args.get("all_sessions", False)
     if not isinstance(all_sessions, bool):
         raise InputError("om: export: argument 'all_sessions' must be true or false")
-    text = render(store, session, fmt, all_sessions)
+    text, skipped = render(store, session, fmt, all_sessions)
     path, data = write_fresh(text, fmt)
-    return dumps(receipt(path, fmt, data))
+    return dumps(receipt(path, fmt, data, skipped if all_sessions else None))
 
 
 def _search_options(args):
