@@ -384,3 +384,42 @@ def test_the_mcp_export_tool_writes_the_same_document_as_the_cli(store):
         assert server.fail("export", session="s1", format="md", all_sessions="yes") == \
             "om: export: argument 'all_sessions' must be true or false"
     assert len(os.listdir(store)) == 1  # the unknown session was not created
+
+
+def test_the_mcp_export_tool_leaves_no_file_behind_once_its_server_stops(store, tmp_path):
+    build(store)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {"TMPDIR": str(temp)}
+
+    def export_all(server):
+        server.initialize()
+        paths = [json.loads(server.ok("export", session="s1", format=fmt))["path"] for fmt in ("md", "json", "html")]
+        assert all(os.path.isfile(p) for p in paths)  # there while the session lasts
+        (folder,) = {os.path.dirname(p) for p in paths}
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        return folder
+
+    with McpServer(store=store, env=env) as server:  # stopped by end of input
+        export_all(server)
+    assert os.listdir(temp) == []
+
+    server = McpServer(store=store, env=env)  # stopped as a client stops it
+    export_all(server)
+    server.proc.terminate()
+    assert server.proc.wait(timeout=30) == 0
+    assert os.listdir(temp) == []
+
+    killed = McpServer(store=store, env=env)  # killed outright: its folder stays until the next export
+    left = export_all(killed)
+    killed.proc.kill()
+    killed.proc.wait(timeout=30)
+    assert os.listdir(temp) == [os.path.basename(left)]
+    with McpServer(store=store, env=env) as server:
+        server.initialize()
+        assert json.loads(server.ok("status", session="s1"))["session"] == "s1"
+        assert os.listdir(temp) == [os.path.basename(left)]  # only an export sweeps
+        own = export_all(server)
+        assert os.listdir(temp) == [os.path.basename(own)]
+    assert os.listdir(temp) == []
+

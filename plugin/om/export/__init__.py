@@ -13,8 +13,12 @@ Invariants:
   it cannot (om.export.reader) in the document, in the receipt and in one
   stderr line; the exit status stays 0, as for `sessions` and `search
   --all-sessions`. A single session that cannot be read is an error (74).
-- Not on the hook's path: nothing outside `om.cli` and `om.mcp.tools`
-  imports this package.
+- Not on the hook's path: nothing outside `om.cli` and `om.mcp` imports
+  this package.
+- The MCP tool's files live in one private folder per server process
+  (`om-export-<pid>-*`, 0700, in the temporary directory): the server removes
+  it when it stops (`discard_fresh`), and the next one removes any folder
+  whose process is gone (a server that was killed), so exports never pile up.
 """
 
 import os
@@ -139,18 +143,23 @@ def write(path, text, store=None):
     return real, data
 
 
+#: Prefix of the MCP server's export folders in the temporary directory (then `<pid>-`).
+FRESH_PREFIX = "om-export-"
+_fresh = []  # this process's export folder, once made
+
+
 def write_fresh(text, fmt):
-    """Write `text` to a new private file in the temporary directory; return (path, bytes).
+    """Write `text` to a new private file in this process's export folder; return (path, bytes).
 
     For the MCP tool: the server may run outside the agent's sandbox, so it
     never writes where a caller names, only to a file nobody else could have
-    chosen.
+    chosen. The file lasts until this process calls `discard_fresh`.
     """
     import tempfile
 
     data = text.encode("utf-8")
     try:
-        fd, path = tempfile.mkstemp(prefix="om-export-", suffix="." + fmt)
+        fd, path = tempfile.mkstemp(prefix=FRESH_PREFIX, suffix="." + fmt, dir=_fresh_directory())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -158,3 +167,52 @@ def write_fresh(text, fmt):
     except OSError as e:
         raise StoreError(f"om: cannot write the export: {e.strerror or e}") from None
     return path, data
+
+
+def _fresh_directory():
+    if not _fresh:
+        import tempfile
+
+        sweep_fresh()
+        _fresh.append(tempfile.mkdtemp(prefix=f"{FRESH_PREFIX}{os.getpid()}-"))
+    return _fresh[0]
+
+
+def discard_fresh():
+    """Remove this process's export folder and every file in it (the MCP server, when it stops)."""
+    import shutil
+
+    while _fresh:
+        shutil.rmtree(_fresh.pop(), ignore_errors=True)
+
+
+def sweep_fresh(directory=None):
+    """Remove the export folders of this user's processes that are gone; return the paths removed.
+
+    Only folders named `om-export-<pid>-*`, owned by this user, not links, whose
+    process no longer exists. Never raises."""
+    import shutil
+    import stat
+    import tempfile
+
+    from om.store import process_alive
+
+    directory = directory or tempfile.gettempdir()
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.startswith(FRESH_PREFIX))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        pid, _, rest = name[len(FRESH_PREFIX):].partition("-")
+        path = os.path.join(directory, name)
+        if not (pid.isdigit() and rest) or process_alive(int(pid)):
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed

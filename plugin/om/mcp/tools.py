@@ -112,7 +112,8 @@ EXPORT = (
     " 'md' (Markdown for people: active memory by importance, retired entries, cited sources), 'json'"
     " (the complete versioned export, every source and entry) or 'html' (a self-contained memory browser)."
     " Read-only for the ledger. Use it when the user asks to see, keep or hand over the memory; give them"
-    " the path.",
+    " the path, and tell them the file is removed when this session's om server stops, so they copy it"
+    " to keep it.",
     _schema(
         {
             "format": {"type": "string", "enum": ["md", "json", "html"], "description": "Document format."},
