@@ -11,6 +11,10 @@ Invariants:
 - Bounded: the text added to the start context is at most MAX_BYTES UTF-8
   bytes whatever the store holds; when no form of it fits, nothing is added.
   A session whose id cannot be shown on one line is never named.
+- Bounded work: at most MAX_VISITS ledgers are opened, the most recently
+  written first, however many sessions the store holds (a SessionStart hook
+  must stay fast); a project whose sessions all lie beyond them gets no
+  pointer, and `search --all-sessions --project` still finds them.
 - Client-agnostic: `start_note` is what every adapter's SessionStart calls; it
   also records the project (om.sessions.project) and never raises, because
   the rest of the start context matters more than the pointer.
@@ -22,6 +26,8 @@ from om.store import DB_NAME
 
 MAX_BYTES = 1200
 MAX_SESSIONS = 3
+#: Ledgers the pointer opens at most (about half a millisecond each).
+MAX_VISITS = 64
 STARTS = ("startup", "clear")
 
 
@@ -62,6 +68,9 @@ def project_sessions(store, project, exclude):
     every activity time is a capture or checkpoint time, written to the file
     when it happened, so a file's modification time is never older than its
     last activity (a second of slack covers the timestamps' whole seconds).
+    Files written after their last activity (a search building its index, a
+    copied store) defeat that rule, so the visit also stops after MAX_VISITS
+    ledgers.
     """
     import time
 
@@ -74,7 +83,8 @@ def project_sessions(store, project, exclude):
             return float("inf")  # visited (and skipped) first
 
     rows, recent = [], []
-    for name in sorted(catalogue.session_directories(store), key=written, reverse=True):
+    newest = sorted(catalogue.session_directories(store), key=written, reverse=True)
+    for name in newest[:MAX_VISITS]:
         if len(recent) >= MAX_SESSIONS:
             mtime = written(name)
             if mtime != float("inf"):
