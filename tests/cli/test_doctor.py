@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import sys
@@ -544,7 +545,7 @@ def test_the_rerun_line_and_the_fixes_name_this_runtime_by_a_command_that_runs_a
     store = make_store(tmp_path, receipts=False)
     home = make_home(tmp_path, writable=store)
     r = doctor(home, store)
-    assert r.json["run_as"] == f"python3 '{ROOT / 'plugin' / 'bin' / 'om'}'"
+    assert r.json["run_as"] == f"python3 {shlex.quote(str(ROOT / 'plugin' / 'bin' / 'om'))}"
     assert r.json["rerun"] == f"{r.json['run_as']} doctor --store '{store}'"
     assert check(r, "capture.Stop")["fix"].endswith(f"then rerun {r.json['rerun']}")
     text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home)})

@@ -8,6 +8,8 @@ it handles, run by `run_hook`; both are here. The rest lives in this package, on
   two policies they apply: the `[om:pause]` / `[om:resume]` prefixes and recognition
   of om's own continuation text, and when a checkpoint is due (OM_CHECKPOINT_BYTES /
   OM_CHECKPOINT_TURNS);
+- selfcapture: recognise the agent's own ledger calls among its shell commands
+  (never captured as evidence);
 - messages: what om says to the agent, with the client's own wording.
 
 Invariants of the package: nothing here reads a client's payload field by a name

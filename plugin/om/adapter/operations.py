@@ -60,7 +60,7 @@ def _open(store, event):
 
 
 def _command(ledger):
-    from om.codex.command import ledger_command
+    from om.invocation import ledger_command
 
     return ledger_command(ledger.store, ledger.session)
 
@@ -190,8 +190,8 @@ def _is_own_call(ledger, tool_input):
     if not any(isinstance(value, str) and store in value for value in tool_input.values()):
         # Most tool calls: decided without loading the parser (a ledger call spells out the store).
         return False
-    from om.codex.command import ledger_argv
-    from om.codex.selfcapture import command_of, is_ledger_call
+    from om.adapter.selfcapture import command_of, is_ledger_call
+    from om.invocation import ledger_argv
 
     # The command is `tool_input.command`, else `cmd` (exec-style tools), as v1 read it.
     return is_ledger_call(command_of(tool_input), ledger_argv(store, ledger.session), store, ledger.session)
