@@ -16,7 +16,7 @@ Invariants:
   never while `stop_hook_active` is true.
 - The agent's own ledger calls of this store (its shell commands parsed without
   executing them, and om's MCP tools) are not evidence.
-- The project record (`om_cwd`, `om_project`) is om.sessions.project's: SessionStart
+- The project record (`om_cwd`, `om_project`) is om.project's: SessionStart
   and each captured prompt record the event's `cwd`, and a new session's start
   context may point at the project's earlier memory (om.sessions.pointer).
 
@@ -120,7 +120,7 @@ def user_prompt_submit(profile, store, event):
                 prompt = resumed
             elif was_paused:
                 return None
-            from om.sessions.project import record_project
+            from om.project import record_project
 
             record_project(ledger, event.get("cwd"))
             if is_continuation(prompt, ledger.meta_get("stop_prompt")):

@@ -16,7 +16,7 @@ Invariants:
   must stay fast); a project whose sessions all lie beyond them gets no
   pointer, and `search --all-sessions --project` still finds them.
 - Client-agnostic: `start_note` is what every adapter's SessionStart calls; it
-  also records the project (om.sessions.project) and never raises, because
+  also records the project (om.project) and never raises, because
   the rest of the start context matters more than the pointer.
 """
 
@@ -39,7 +39,7 @@ def start_note(ledger, cwd, source, command_of=None):
     every adapter that runs this runtime advertises.
     """
     try:
-        from om.sessions.project import PROJECT_KEY, record_project
+        from om.project import PROJECT_KEY, record_project
 
         record_project(ledger, cwd)
         if source not in STARTS or ledger.is_paused():
