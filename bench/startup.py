@@ -10,6 +10,10 @@ pyenv shim; the launcher must name it too) and interleaved rounds:
     pyz        python3 -I om.pyz --version  (the shiv zipapp run directly, warm cache)
     hook       <launcher> --store S hook --client codex < UserPromptSubmit (the hook path)
     hook-src   the same hook command from the source tree
+    status     <launcher> --store S --session s1 status   (a ledger command: parse, open, print)
+    status-src the same status command from the source tree
+    capture    <launcher> --store S --session s1 capture < {kind,text,key} (the same key: one row)
+    capture-src the same capture command from the source tree
 and prints medians and ratios to `bare`. bench/hook.py measures the hook on big ledgers.
 
 Usage: python bench/startup.py [--rounds 40]
@@ -33,8 +37,11 @@ PROMPT = (b'{"session_id":"bench","turn_id":"t1","cwd":"/","model":"mock","trans
           b'"permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"Please fix the bug"}')
 
 
+CAPTURE = b'{"kind":"tool","text":"ls -la\\ntotal 0","key":"bench-capture"}'
+
+
 def timed(cmd, env):
-    stdin = PROMPT if "hook" in cmd else b""
+    stdin = PROMPT if "hook" in cmd else CAPTURE if "capture" in cmd else b""
     t = time.perf_counter()
     subprocess.run(cmd, env=env, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - t
@@ -69,6 +76,7 @@ def main(argv=None):
         if launcher_python != python:
             sys.exit(f"bench/startup.py: the launcher runs {launcher_python}, not {python}: not comparable")
         hook = ["--store", str(tmp / "store"), "hook", "--client", "codex"]
+        ledger = ["--store", str(tmp / "store"), "--session", "s1"]
         commands = {
             "bare": [python, "-I", "-S", "-c", "pass"],
             "installed": [str(tmp / "bin" / "om"), "--version"],
@@ -76,6 +84,10 @@ def main(argv=None):
             "pyz": [python, "-I", str(pyz), "--version"],
             "hook": [str(tmp / "bin" / "om"), *hook],
             "hook-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *hook],
+            "status": [str(tmp / "bin" / "om"), *ledger, "status"],
+            "status-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *ledger, "status"],
+            "capture": [str(tmp / "bin" / "om"), *ledger, "capture"],
+            "capture-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *ledger, "capture"],
         }
         for cmd in commands.values():  # warm caches (shiv extraction, page cache)
             for _ in range(3):
@@ -89,7 +101,7 @@ def main(argv=None):
     print(f"interpreter: {python} ({sys.version.split()[0]}), {args.rounds} interleaved rounds")
     for name, cmd in commands.items():
         shown = " ".join(cmd[:4] + ["<import om.cli from the tree>", *cmd[5:]] if "-c" in cmd and name != "bare" else cmd)
-        print(f"{name:10s} median {med[name]:6.1f} ms  p95 {p95[name]:6.1f} ms  "
+        print(f"{name:11s} median {med[name]:6.1f} ms  p95 {p95[name]:6.1f} ms  "
               f"x{med[name] / med['bare']:.2f} of bare   {shown.replace(str(tmp), '$TMP')}")
     print(f"installed is x{med['pyz'] / med['installed']:.2f} faster than running the pyz directly")
     return 0
