@@ -42,9 +42,10 @@ class Command:
     """One row of `COMMANDS`: its name and help, `add(parser)` for its own arguments, `run(args)`.
 
     `plain` is how the command reads when given none of its own options:
-    `(positional names, {dest: default of each option})`. A command without
-    arguments has `((), {})`; None (the default for one with arguments) sends
-    every line of that command through argparse.
+    `(positional names, {dest: default of each option})`, where a name ending
+    in `+` takes one or more words (argparse's `nargs="+"`, read as a list). A
+    command without arguments has `((), {})`; None (the default for one with
+    arguments) sends every line of that command through argparse.
     """
 
     __slots__ = ("name", "help", "add", "run", "plain")
@@ -368,7 +369,8 @@ COMMANDS = (
     Command("import", "import another session's memory into this uncheckpointed session",
             _add_import, _run_import),
     Command("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON",
-            _add_search, _run_search),
+            _add_search, _run_search, (("query+",), {"sources": False, "include_retired": False, "limit": 10,
+                                                      "all_sessions": False, "project": None})),
     Command("sessions", "list the store's sessions, most recent first, or remove one", _add_sessions, _run_sessions,
             ((), {"project": None, "json": False, "remove": None, "yes": False})),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
@@ -433,7 +435,7 @@ def _scan(argv):
     `plain`, or positionals that do not match; argparse then reads the line.
     """
     values = {"store": None, "session": None}
-    command, positionals, suffix = None, [], ""
+    command, positionals, suffix, runs, in_run = None, [], "", 0, False
     i = 0
     while i < len(argv):
         option = _scope_option(argv, i)
@@ -442,6 +444,7 @@ def _scan(argv):
             if values.get(dest + suffix) is not None:
                 return None  # given twice: argparse's Once decides
             values[dest + suffix] = value
+            in_run = False
             continue
         token = argv[i]
         if command is None:
@@ -451,13 +454,22 @@ def _scan(argv):
             values.update(store_after=None, session_after=None)
             suffix = "_after"
         elif _plain_token(token):
+            runs += not in_run
+            in_run = True
             positionals.append(token)
         else:
             return None
         i += 1
-    if command is None:
+    # Positionals split by an option read differently in argparse (a list stops at the option).
+    if command is None or runs > 1:
         return None
     names, defaults = command.plain
+    if names and names[-1].endswith("+"):
+        if len(positionals) < len(names):
+            return None
+        *fixed, rest = names
+        positionals[len(fixed):] = [positionals[len(fixed):]]
+        names = (*fixed, rest[:-1])
     if len(positionals) != len(names):
         return None
     values.update(defaults, command=command.name, **dict(zip(names, positionals)))

@@ -53,6 +53,7 @@ def ledger(tmp_path):
 @pytest.mark.parametrize("words,input", [
     (["status"], b""), (["capture"], CAPTURE), (["pending"], b""), (["apply"], b'{"through": 0}'),
     (["prime"], b""), (["view"], b""), (["recall", "{source}"], b""), (["pause"], b""), (["resume"], b""),
+    (["search", "total", "zero"], b""), (["sessions"], b""),
 ], ids=lambda v: v[0] if isinstance(v, list) else None)
 def test_a_ledger_command_without_options_of_its_own_runs_without_argparse(ledger, words, input):
     scope, source = ledger

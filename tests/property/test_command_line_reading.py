@@ -23,7 +23,7 @@ WORDS = NAMES + [
     "a", "b", "s-1", "-x", "", "--", "-h", "--help", "--version", "--all", "--json", "--project", "-y",
     "--remove", "--limit", "5", "--client", "codex", "--format", "md", "--to-session", "update",
 ]
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def full_parse(argv):
@@ -53,10 +53,27 @@ def line(words):
     return st.lists(st.sampled_from(words), max_size=7)
 
 
+# Lines near the plain form: what the argparse-free reading accepts, or almost.
+NEAR_PLAIN = ["--store", "--session", "--store=a", "--session=b", "a", "b", "s-1", "-x", "--all"]
+
+
+WITH_POSITIONALS = [c.name for c in commands.COMMANDS if c.plain and c.plain[0]]
+
+
+def around_a_command(before, after, names=NAMES):
+    return st.tuples(line(before), st.sampled_from(names), line(after)).map(lambda t: [*t[0], t[1], *t[2]])
+
+
 @SETTINGS
-@given(st.one_of(line(WORDS), st.tuples(line(WORDS[len(NAMES):]), st.sampled_from(NAMES), line(WORDS)).map(
-    lambda t: [*t[0], t[1], *t[2]])))
+@given(st.one_of(line(WORDS), around_a_command(WORDS[len(NAMES):], WORDS), around_a_command(NEAR_PLAIN, NEAR_PLAIN)))
 def test_a_command_line_reads_as_the_full_parser_reads_it(argv):
+    assert outcome(commands.parse, argv) == outcome(full_parse, argv)
+
+
+@settings(SETTINGS, max_examples=100)
+@given(st.tuples(st.sampled_from(WITH_POSITIONALS), st.lists(st.sampled_from(["a", "s-1", "--store", "--session=b", "-x"]),
+                                                             min_size=3, max_size=6)).map(lambda t: [t[0], *t[1]]))
+def test_positionals_split_by_options_read_as_the_full_parser_reads_them(argv):
     assert outcome(commands.parse, argv) == outcome(full_parse, argv)
 
 
@@ -71,6 +88,8 @@ def test_every_commands_help_is_the_same_from_its_lone_subparser():
 def test_plain_lines_are_read_without_argparse_and_the_rest_are_not():
     assert commands._scan(["--store", "s", "status", "--session=x"]) is not None
     assert commands._scan(["recall", "s-1", "--store", "s"]) is not None
-    for argv in (["status", "--help"], ["view", "--all"], ["recall"], ["recall", "a", "b"], ["search", "q"],
+    assert commands._scan(["search", "--store", "s", "two", "words"]).query == ["two", "words"]
+    for argv in (["status", "--help"], ["view", "--all"], ["recall"], ["recall", "a", "b"], ["search"],
+                 ["search", "a", "--store", "s", "b"], ["search", "q", "--limit", "5"],
                  ["--store", "s", "--store", "s", "status"], ["--sto", "s", "status"], ["status", "--store", "-x"]):
         assert commands._scan(argv) is None, argv
