@@ -480,7 +480,17 @@ def _parser(only=None):
     """argparse's parser for the command line: every command's subparser, or only the one named `only`."""
     import argparse
 
+    class Formatter(argparse.HelpFormatter):
+        # argparse asks shutil for the width, and shutil imports zlib, bz2 and lzma (~1.5 ms).
+        def __init__(self, prog, indent_increment=2, max_help_position=24, width=None, **more):
+            width = _terminal_columns() - 2 if width is None else width
+            super().__init__(prog, indent_increment, max_help_position, width, **more)
+
     class Parser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
         # argparse exits 2 on bad usage, and Codex reads exit 2 as "block".
         def error(self, message):
             raise UsageError(f"{self.prog}: {message}")
@@ -513,6 +523,25 @@ def _parser(only=None):
         if command.add is not None:
             command.add(c)
     return p
+
+
+def _terminal_columns():
+    """`shutil.get_terminal_size().columns`, as argparse reads it, without importing shutil."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    if stdout is None:
+        return 80
+    try:
+        columns = os.get_terminal_size(stdout.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+    # A terminal reporting no width: Python 3.11 made shutil fall back to 80 there too.
+    return columns or (80 if sys.version_info >= (3, 11) else 0)
 
 
 def parse(argv):

@@ -81,3 +81,10 @@ def test_help_options_and_misplaced_words_still_go_through_argparse(tmp_path, ar
     modules, proc = loaded_by(*args)
     assert "argparse" in modules, args
     assert proc.returncode in (0, 64, 65, 66), (args, proc.returncode)
+
+
+def test_a_command_line_argparse_reads_does_not_load_shutil_for_the_terminal_width(ledger):
+    scope, _ = ledger
+    modules, proc = loaded_by(*scope, "search", "--limit", "3", "total")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["results"] is not None, proc.stderr
+    assert "argparse" in modules and "shutil" not in modules

@@ -8,9 +8,11 @@ parser's: the same namespace, or the same usage message, or the same help text
 and exit status.
 """
 
+import argparse
 import contextlib
 import io
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,3 +95,12 @@ def test_plain_lines_are_read_without_argparse_and_the_rest_are_not():
                  ["search", "a", "--store", "s", "b"], ["search", "q", "--limit", "5"],
                  ["--store", "s", "--store", "s", "status"], ["--sto", "s", "status"], ["status", "--store", "-x"]):
         assert commands._scan(argv) is None, argv
+
+
+@pytest.mark.parametrize("columns", [None, "40", "200", "0", "-3", "wide"])
+def test_help_is_wrapped_at_the_width_argparse_itself_would_use(monkeypatch, columns):
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert commands._parser()._get_formatter()._width == argparse.HelpFormatter("om")._width
