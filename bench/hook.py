@@ -1,29 +1,36 @@
 """Wall time of the hook commands of both clients, as a ratio to a bare interpreter start.
 
-Codex: the command exactly as the plugin's hooks/hooks.json registers it (through
-`sh -c`, with the plugin root substituted and PLUGIN_DATA set, as Codex does).
-Claude Code, with Claude Code 2.1.332 payload shapes: the same registered command
-with only CLAUDE_PLUGIN_ROOT/CLAUDE_PLUGIN_DATA set, as Claude Code runs plugin
-hooks, once hooks.json serves Claude Code (it names ${CLAUDE_PLUGIN_ROOT});
-before that the runtime's direct form `python3 -I -S plugin/bin/om --store S hook
---client claude`. The output says which form was measured.
+Codex: the command exactly as the plugin's hooks/codex.json registers it (the file its
+manifest declares; through `sh -c`, with the plugin root substituted and both spellings
+of the plugin variables set, as Codex does).
+Claude Code, with Claude Code 2.1.332 payload shapes: the command hooks/hooks.json
+registers, through `/bin/sh -c` with only CLAUDE_PLUGIN_ROOT/CLAUDE_PLUGIN_DATA set, as
+Claude Code runs plugin hooks. The output shows both commands.
 Each for UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources,
 interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run.
 Prints the median and p95 of each and their ratio to the baseline's median.
 
-    python3 bench/hook.py [--runs 60]
+With --compare REV, the Codex hook of another commit of this repository (exported with
+`git archive`, run through the command its own Codex hooks file registers, on its own copy of
+the same ledgers) is measured in the same interleaved rounds, and the output ends with
+this tree's median over REV's per event: below 1.00 is faster, above is a regression.
+
+    python3 bench/hook.py [--runs 60] [--compare REV]
 """
 
 import argparse
+import io
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLUGIN = os.path.join(ROOT, "plugin")
 sys.path.insert(0, os.path.join(ROOT, "plugin"))
 SOURCES = 10_000
 SESSION = "bench-session"
@@ -63,17 +70,33 @@ def claude_events(i):
     }
 
 
-def registered_argv(registered, name):
+def registered_argv(registered, name, plugin=PLUGIN):
     command = registered[name][0]["hooks"][0]["command"]
-    plugin = os.path.join(ROOT, "plugin")
     return ["/bin/sh", "-c", command.replace("${CLAUDE_PLUGIN_ROOT}", plugin).replace("${PLUGIN_ROOT}", plugin)]
 
 
-def claude_argv(registered, name, python, store):
-    """Claude Code's hook command: the registered one when the plugin serves Claude Code, else the direct form."""
-    if "${CLAUDE_PLUGIN_ROOT}" in registered[name][0]["hooks"][0]["command"]:
-        return registered_argv(registered, name)
-    return [python, "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"), "--store", store, "hook", "--client", "claude"]
+def codex_hooks(plugin):
+    """The hooks Codex registers from a plugin root: hooks/codex.json, or (older trees) hooks/hooks.json."""
+    for name in ("codex.json", "hooks.json"):
+        path = os.path.join(plugin, "hooks", name)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as fh:
+                return json.load(fh)["hooks"]
+    raise SystemExit(f"no Codex hooks file under {plugin}")
+
+
+def export_tree(rev, into):
+    """The plugin root of commit `rev` of this repository, unpacked under `into`, and its Codex hooks."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
+    if archive.returncode != 0:
+        raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into)
+    # The plugin root moved from the repository root to plugin/ at one point.
+    plugin = os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "hooks")) else into
+    return plugin, codex_hooks(plugin)
+
+
 
 
 def events(i):
@@ -107,16 +130,22 @@ def p95(values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--compare", metavar="REV", help="also measure the Codex hook of this commit, interleaved")
     args = parser.parse_args()
     python = real_interpreter()
-    with open(os.path.join(ROOT, "plugin", "hooks", "hooks.json"), encoding="utf-8") as fh:
-        registered = json.load(fh)["hooks"]
+    registered = codex_hooks(PLUGIN)
+    with open(os.path.join(PLUGIN, "hooks", "hooks.json"), encoding="utf-8") as fh:
+        claude_registered = json.load(fh)["hooks"]
     baseline_argv = [python, "-I", "-S", "-c", "pass"]
     print(f"interpreter: {python}")
     print(f"baseline: {' '.join(baseline_argv)}")
     print(f"codex:  {' '.join(registered_argv(registered, 'Stop'))}")
-    print(f"claude: {' '.join(claude_argv(registered, 'Stop', python, 'STORE'))}")
+    print(f"claude: {' '.join(registered_argv(claude_registered, 'Stop'))}")
     with tempfile.TemporaryDirectory() as tmp:
+        other = None
+        if args.compare:
+            other = export_tree(args.compare, os.path.join(tmp, "compare"))
+            print(f"codex @{args.compare}: {' '.join(registered_argv(other[1], 'Stop', other[0]))}")
         results = {}
         for label, pending in (("10,000 sources, 10 pending", 10), ("10,000 sources, all pending", SOURCES)):
             store = os.path.join(tmp, f"store-{pending}")
@@ -130,6 +159,17 @@ def main():
             claude_env = dict(clean, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
             names = ("UserPromptSubmit", "PostToolUse", "Stop")
             base, hooks = [], {f"{client} {name}": [] for client in ("codex", "claude") for name in names}
+            if other:
+                other_store = os.path.join(tmp, f"store-{pending}-compare")
+                build_ledger(other_store, pending)
+                with open(os.path.join(other_store, ".om-python"), "w") as fh:
+                    fh.write(python + "\n")
+                other_env = dict(clean, PLUGIN_ROOT=other[0], PLUGIN_DATA=other_store, CLAUDE_PLUGIN_ROOT=other[0],
+                                 CLAUDE_PLUGIN_DATA=other_store)
+                for name in names:
+                    hooks[f"codex {name} @{args.compare}"] = []
+                    # Warm up: bytecode, and whatever derived tables that commit keeps.
+                    timed(registered_argv(other[1], name, other[0]), json.dumps(events(-1)[name]).encode(), other_env)
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
             hooks["sqlite insert floor"] = []
             floor = os.path.join(store, "floor.sqlite3")
@@ -145,8 +185,11 @@ def main():
                     payload = json.dumps(payloads[name]).encode()
                     hooks[f"codex {name}"].append(timed(registered_argv(registered, name), payload, env))
                     base.append(timed(baseline_argv))
+                    if other:
+                        hooks[f"codex {name} @{args.compare}"].append(
+                            timed(registered_argv(other[1], name, other[0]), payload, other_env))
                     payload = json.dumps(claude[name]).encode()
-                    hooks[f"claude {name}"].append(timed(claude_argv(registered, name, python, store), payload,
+                    hooks[f"claude {name}"].append(timed(registered_argv(claude_registered, name), payload,
                                                          claude_env))
                     base.append(timed(baseline_argv))
             results[label] = (base, hooks)
@@ -163,11 +206,15 @@ def main():
         for label, (base, hooks) in results.items():
             median_base = statistics.median(base)
             print(f"\n{label} ({args.runs} runs each, interleaved)")
-            print(f"  {'baseline':24} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
+            print(f"  {'baseline':34} median {median_base * 1000:6.1f} ms  p95 {p95(base) * 1000:6.1f} ms")
             for name, values in hooks.items():
                 median = statistics.median(values)
-                print(f"  {name:24} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
+                print(f"  {name:34} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
                       f"  ratio median {median / median_base:4.2f}x  p95 {p95(values) / median_base:4.2f}x")
+            if other:
+                for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
+                    now, then = (statistics.median(hooks[f"codex {name}{suffix}"]) for suffix in ("", f" @{args.compare}"))
+                    print(f"  codex {name:18} this tree / @{args.compare}: {now / then:4.3f}")
 
 
 if __name__ == "__main__":

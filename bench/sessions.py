@@ -59,7 +59,7 @@ def hook(store, payload):
 def build_session(store, session, project, rng, sources, entries=3):
     """One session as the hooks and a checkpoint leave it: sources, a few observations, the project."""
     from om.ledger import Ledger
-    from om.sessions.project import record_project
+    from om.project import record_project
 
     with Ledger.open(store, session) as ledger:
         ledger.conn.execute("PRAGMA synchronous = OFF")  # building the fixture, not measuring it

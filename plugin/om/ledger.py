@@ -216,10 +216,12 @@ class Ledger:
     def open_directory(cls, store, directory, writable=False):
         """The ledger in an existing session directory of `store`, whichever session it holds.
 
-        Never creates anything; read-only unless `writable` (a search may then
-        build that ledger's own derived index). Raises StoreError with a short
-        reason unless the directory holds the v1 ledger of the session whose
-        id hashes to the directory's name.
+        The one way to open a ledger read-only (SQLite's `mode=ro`: listings,
+        export, cross-session search). Never creates anything; read-only unless
+        `writable` (a search may then build that ledger's own derived index).
+        Raises StoreError with a short reason (no `om: ` prefix: callers say
+        which session it is about) unless the directory holds the v1 ledger of
+        the session whose id hashes to the directory's name.
         """
         path = os.path.join(directory, DB_NAME)
         refuse_symlinks(path)
@@ -263,38 +265,6 @@ class Ledger:
     def has_entries(self):
         """True when the ledger holds any observation or reflection, active or retired."""
         return self.conn.execute("SELECT 1 FROM entries LIMIT 1").fetchone() is not None
-
-    @classmethod
-    def open_read_only(cls, store, path, session=None):
-        """The v1 ledger at `path`, opened with SQLite's `mode=ro`: it can never write or create anything.
-
-        Checked to be a version 1 ledger (of `session` when given; else it
-        takes the session its meta names). For `export`, on any store,
-        writable or not.
-        """
-        refuse_symlinks(path)
-        try:
-            conn = _open_read_only(path)
-        except sqlite3.Error as e:
-            raise StoreError(f"om: cannot open {path}: {e}") from None
-        ledger = cls(conn, store, session, path)
-        try:
-            tables, stored, version = ledger._schema_state()
-        except sqlite3.DatabaseError as e:
-            ledger.close()
-            raise StoreError(f"om: {path} is not a usable ledger: {e}") from None
-        problem = None
-        if tables != 3 or stored is None:
-            problem = f"om: {path} is not a v1 ledger"
-        elif session is not None and stored != session:
-            problem = f"om: ledger {path} belongs to session {stored!r}, not {session!r}"
-        elif version != "1":
-            problem = f"om: ledger {path} has schema version {version!r}; this runtime reads version 1"
-        if problem:
-            ledger.close()
-            raise StoreError(problem)
-        ledger.session = stored
-        return ledger
 
     def all_sources(self):
         """Every source in seq order, each as `recall` prints it."""
@@ -878,7 +848,11 @@ def _source(seq, body):
     }
 
 
-def _entry(seq, entry_id, body, active, retirement):
+def entry_fields(seq, entry_id, body):
+    """The fields of an entry's immutable body: the one decoder of `entries.body`.
+
+    Everything derived from an entry (its view rank and line size, om.derived.view_order)
+    and every entry the ledger hands out reads its body through here."""
     b = loads(body)
     return {
         "seq": seq,
@@ -888,6 +862,11 @@ def _entry(seq, entry_id, body, active, retirement):
         "importance": b.get("importance", "medium"),
         "text": b["text"],
         "support": b.get("support") or [],
-        "active": bool(active),
-        "retirement": loads(retirement) if retirement else None,
     }
+
+
+def _entry(seq, entry_id, body, active, retirement):
+    entry = entry_fields(seq, entry_id, body)
+    entry["active"] = bool(active)
+    entry["retirement"] = loads(retirement) if retirement else None
+    return entry

@@ -104,10 +104,16 @@ def prime_header(status, store):
 
 
 def never_captured_notice(session, store):
-    """The one line that says a session id has no evidence in a store (a miscopied id, often)."""
+    """The one line that says a session id has no evidence in a store (a miscopied id, often).
+
+    The listing command it names runs as written from the agent's shell (the
+    interpreter and runtime running now, om.invocation): a plugin user has no `om`
+    on PATH."""
+    from om.invocation import store_command
+
     return (
         f"om: nothing has been captured under session {quote(session)} in this store;"
-        f" check the id (om --store {quote(store)} sessions lists the store's sessions)"
+        f" check the id ({store_command(store, 'sessions')} lists the store's sessions)"
     )
 
 

@@ -184,14 +184,15 @@ def sweep_staging(store, now=None):
 def _staging_owned(name, path, now):
     pid, _, rest = name[len(STAGING_PREFIX):].partition("-")
     if pid.isdigit() and rest:
-        return _alive(int(pid))
+        return process_alive(int(pid))
     try:
         return now - os.lstat(path).st_mtime < UNOWNED_STAGING_SECONDS
     except OSError:
         return True  # gone already, or unreadable: leave it alone
 
 
-def _alive(pid):
+def process_alive(pid):
+    """Whether process `pid` exists (another user's process counts), so what it owns is left alone."""
     if pid == os.getpid():
         return True
     try:

@@ -8,6 +8,9 @@ nothing at all (PreCompact's stdout would steer the compaction summary).
 
 import json
 import shlex
+import shutil
+import tempfile
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -98,7 +101,8 @@ def test_session_start_gives_the_ledger_command_and_progress_but_never_the_memor
     hook.om("apply", input=json.dumps({"through": 1, "observations": [
         {"text": "SECRET-MEMORY-BODY: SQLite was chosen.", "source_ids": [s["id"]]}]}))
     hook(hook.prompt("next prompt", turn="p-2"))
-    payload = recorded("SessionStart", source, scenario="compact_auto") if source == "compact" else hook.start(source)
+    scenario = {"compact": "compact_auto", "clear": "clear"}.get(source)
+    payload = recorded("SessionStart", source, scenario=scenario) if scenario else hook.start(source)
     text = hook.context(hook(dict(payload, session_id=hook.session)))
     command = hook.advertised()
     assert f"{command} prime" in text
@@ -106,6 +110,35 @@ def test_session_start_gives_the_ledger_command_and_progress_but_never_the_memor
     assert "SECRET-MEMORY-BODY" not in text
     assert ("just compacted" in text) == (source == "compact")
     assert '"' + hook.session + '"' in text and "Claude Code's sandbox" in text
+
+
+def test_after_clear_the_new_session_claude_code_starts_is_pointed_at_the_one_it_cleared(tmp_path):
+    # Claude Code 2.1.332 answers `/clear` by ending the session (SessionEnd reason "clear")
+    # and starting one with a new session_id and source "clear" (the recorded payload).
+    # A store path as short as Claude Code's own (~/.claude/plugins/data/...), so that the
+    # pointer's 1,200 bytes have room to name the session beside its exact commands.
+    short = Path(tempfile.mkdtemp(prefix="om-"))
+    try:
+        _clear_is_pointed_at_the_cleared_session(ClaudeDriver(short / "data"), tmp_path)
+    finally:
+        shutil.rmtree(short)
+
+
+def _clear_is_pointed_at_the_cleared_session(hook, tmp_path):
+    cleared = recorded("SessionStart", "clear", scenario="clear")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    assert cleared["session_id"] != hook.session
+    hook(dict(hook.start(), cwd=str(project)))
+    hook(dict(hook.prompt("We chose SQLite for the ledger."), cwd=str(project)))
+    (s,) = hook.sources()
+    hook.om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "SECRET-MEMORY-BODY: SQLite was chosen.", "source_ids": [s["id"]]}]}))
+    text = hook.context(hook(dict(cleared, cwd=str(project))))
+    assert '"' + cleared["session_id"] + '"' in text  # the new session's own ledger command
+    note = text[text.index("om: earlier sessions of this project hold memory"):]
+    assert f'- "{hook.session}": last checkpoint 20' in note and "1 observation, 0 reflections" in note
+    assert "SECRET-MEMORY-BODY" not in text
 
 
 def test_the_advertised_command_runs_as_is_from_any_directory(hook, tmp_path):

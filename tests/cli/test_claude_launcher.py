@@ -1,8 +1,10 @@
-"""The one registered hook command and launcher, run as each client runs plugin hooks.
+"""The one hook launcher, run through each client's registered command as that client runs it.
 
-Claude Code 2.1.332 sets only CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA for plugin
-hooks; Codex 0.169.0 sets those and PLUGIN_ROOT/PLUGIN_DATA. The command is taken
-verbatim from plugin/hooks/hooks.json and run by sh on recorded payloads.
+Claude Code 2.1.332 reads plugin/hooks/hooks.json, sets only CLAUDE_PLUGIN_ROOT and
+CLAUDE_PLUGIN_DATA for plugin hooks and runs the command with /bin/sh; Codex 0.169.0
+reads the file its manifest declares, plugin/hooks/codex.json, sets those and
+PLUGIN_ROOT/PLUGIN_DATA, and runs the command with the user's $SHELL. Commands are taken
+verbatim from those files and run on recorded payloads.
 """
 
 import hashlib
@@ -19,6 +21,7 @@ from conftest import ROOT
 
 PLUGIN = ROOT / "plugin"
 REGISTERED = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+CODEX_REGISTERED = json.loads((PLUGIN / "hooks" / "codex.json").read_text())["hooks"]
 CLAUDE = json.loads((ROOT / "tests" / "fixtures" / "claude-2.1.332" / "event_payloads.json").read_text())
 CODEX_START = json.loads((ROOT / "tests" / "fixtures" / "codex-0.169.0" / "session-start.plugin.payload.json")
                          .read_text())["payload"]
@@ -45,7 +48,8 @@ def launch(root, payload, claude_data=None, codex_data=None, event="SessionStart
         env["CLAUDE_PLUGIN_DATA"] = str(claude_data)
     if codex_data is not None:
         env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(codex_data))
-    command = REGISTERED[event][0]["hooks"][0]["command"]
+    # Each client runs the command of its own hooks file.
+    command = (CODEX_REGISTERED if codex_data is not None else REGISTERED)[event][0]["hooks"][0]["command"]
     proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
                           env=env, cwd="/", timeout=60)
     assert proc.returncode == 0, proc
@@ -105,3 +109,60 @@ def test_a_pinned_runtime_installed_by_a_claude_code_hook_names_the_claude_plugi
     refusal = subprocess.run([sys.executable, "-I", "-S", str(installed), "self", "update", "--check"],
                              capture_output=True, text=True, timeout=60)
     assert refusal.returncode == 67 and "managed by the om Claude Code plugin" in refusal.stderr, refusal
+
+
+def _registered(event="Stop"):
+    return REGISTERED[event][0]["hooks"][0]["command"]
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "bash --posix", "bash"])
+@pytest.mark.parametrize("breakage", ["the plugin root is gone", "the launcher is a directory",
+                                      "the launcher does not parse", "CLAUDE_PLUGIN_ROOT is unset"])
+def test_the_registered_command_exits_0_even_when_the_shell_cannot_read_the_launcher(tmp_path, shell, breakage):
+    # The client's own shell reads the launcher (`command .`): a missing or broken file
+    # must not end that shell with its own status (dash exits 2 for an unreadable script).
+    root = plugin_copy(tmp_path)
+    if breakage == "the plugin root is gone":
+        shutil.rmtree(root)
+    elif breakage == "the launcher is a directory":
+        (root / "hooks" / "om-hook").unlink()
+        (root / "hooks" / "om-hook").mkdir()
+    elif breakage == "the launcher does not parse":
+        (root / "hooks" / "om-hook").write_text("if then fi (\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
+    if breakage != "CLAUDE_PLUGIN_ROOT is unset":
+        env["CLAUDE_PLUGIN_ROOT"] = str(root)
+    env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "data")
+    proc = subprocess.run([*shell.split(), "-c", _registered()], input=json.dumps(claude_payload("Stop")).encode(),
+                          capture_output=True, env=env, cwd="/", timeout=60)
+    assert proc.returncode == 0, proc
+    assert proc.stdout == b""  # nothing a client could misread as a decision
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "bash --posix"])
+def test_read_by_the_clients_shell_the_launcher_ignores_the_environments_own_names(tmp_path, shell):
+    # The launcher's variables live in the client's shell, beside the environment's.
+    root, data = plugin_copy(tmp_path), tmp_path / "claude-data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
+    env.update(CLAUDE_PLUGIN_ROOT=str(root), CLAUDE_PLUGIN_DATA=str(data), root="/nonexistent", py="/bin/false",
+               runtime="/bin/false", data="/nonexistent", om_py="/bin/false", om_runtime="/bin/false",
+               om_root="/nonexistent", om_data="/nonexistent")
+    payload = claude_payload("SessionStart", "startup")
+    proc = subprocess.run([*shell.split(), "-c", _registered("SessionStart")], input=json.dumps(payload).encode(),
+                          capture_output=True, env=env, cwd="/", timeout=60)
+    assert proc.returncode == 0, proc
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert payload["session_id"] in context and str(data) in context
+    assert (data / "receipts" / "claude" / "SessionStart.json").is_file()
+
+
+def test_run_as_a_script_of_its_own_the_launcher_works_as_well(tmp_path):
+    # `sh .../hooks/om-hook` (settings files, older registrations) finds the root from its own path.
+    root, data = plugin_copy(tmp_path), tmp_path / "claude-data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
+    env["CLAUDE_PLUGIN_DATA"] = str(data)
+    payload = claude_payload("SessionStart", "startup")
+    proc = subprocess.run(["/bin/sh", str(root / "hooks" / "om-hook")], input=json.dumps(payload).encode(),
+                          capture_output=True, env=env, cwd="/", timeout=60)
+    assert proc.returncode == 0, proc
+    assert payload["session_id"] in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

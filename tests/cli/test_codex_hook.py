@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 import zipapp
@@ -23,7 +24,8 @@ SCHEMA_OF = {
     "PostToolUse": "post-tool-use", "Stop": "stop", "Interrupt": "interrupt",
 }
 SESSION = "019a2270-2bd1-7750-a7d3-2fcc10ef7544"
-REGISTERED = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())["hooks"]
+#: Codex reads the hooks file its manifest declares (hooks/hooks.json is Claude Code's).
+REGISTERED = json.loads((ROOT / "plugin" / "hooks" / "codex.json").read_text())["hooks"]
 
 
 def base(event, turn="turn-1"):
@@ -385,6 +387,30 @@ def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
     assert set(hook(stop("bye"))) == {"systemMessage"}
 
 
+@pytest.mark.parametrize("shell", ["sh", "bash", "zsh", "fish"])
+def test_the_registered_command_runs_the_hook_under_any_login_shell_codex_may_use(tmp_path, shell):
+    # Codex runs a hook as `$SHELL -c <command>`, with ${PLUGIN_ROOT} already substituted
+    # (hooks/list shows the expanded path): the command must mean the same to zsh and fish.
+    data = tmp_path / "data"
+    for event, payload in (("SessionStart", start()), ("UserPromptSubmit", prompt("under " + shell))):
+        command = REGISTERED[event][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", str(ROOT / "plugin"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_PLUGIN_"))}
+        env.update(PLUGIN_ROOT=str(ROOT / "plugin"), PLUGIN_DATA=str(data), CLAUDE_PLUGIN_ROOT=str(ROOT / "plugin"),
+                   CLAUDE_PLUGIN_DATA=str(data), SHELL=shutil.which(shell))
+        proc = subprocess.run([shutil.which(shell), "-c", command], input=json.dumps(payload).encode(),
+                              capture_output=True, env=env, cwd="/", timeout=60)
+        assert proc.returncode == 0 and proc.stderr == b"", proc
+        if event == "SessionStart":
+            assert "Ledger command" in context_of(json.loads(proc.stdout))
+    (db,) = data.glob("session-*/memory.sqlite3")
+    conn = sqlite3.connect(db)
+    try:
+        (body,) = conn.execute("SELECT body FROM sources").fetchone()
+    finally:
+        conn.close()
+    assert json.loads(body)["text"] == "under " + shell
+
+
 def test_the_registered_command_exits_0_even_when_the_launcher_or_the_runtime_is_missing(tmp_path):
     empty = tmp_path / "empty-plugin"
     empty.mkdir()
@@ -435,8 +461,11 @@ def _pin(root, tmp_path, version="9.1.0", tamper=False):
 
 def _launch(root, data, payload):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_"))}
-    env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(data), OM_CHECKPOINT_TURNS="1")
-    proc = subprocess.run(["/bin/sh", "-c", f'sh "{root}/hooks/om-hook" || true'], input=json.dumps(payload).encode(),
+    # As Codex runs plugin hooks: the registered command through sh, both spellings of the variables.
+    env.update(PLUGIN_ROOT=str(root), PLUGIN_DATA=str(data), CLAUDE_PLUGIN_ROOT=str(root), CLAUDE_PLUGIN_DATA=str(data),
+               OM_CHECKPOINT_TURNS="1")
+    command = json.loads((root / "hooks" / "codex.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
                           capture_output=True, env=env, timeout=60)
     assert proc.returncode == 0
     return json.loads(proc.stdout) if proc.stdout.strip() else None

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import sys
@@ -16,7 +17,7 @@ PLUGIN_ID = "om@observational-memory"
 COMMAND = 'sh "${PLUGIN_ROOT}/hooks/om-hook" || true'
 EVENTS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "PostToolUse": "post_tool_use",
           "Stop": "stop", "Interrupt": "interrupt"}
-#: As hooks/hooks.json registers them: Codex clamps Interrupt to 3 s, so the plugin asks for 3.
+#: As hooks/codex.json registers them: Codex clamps Interrupt to 3 s, so the plugin asks for 3.
 TIMEOUT = {"Interrupt": 3}
 
 
@@ -39,10 +40,10 @@ def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=()
     (root / "hooks").mkdir(parents=True)
     if mcp:
         install_runtime(root)
-    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {e: [{"hooks": [hook(e)]}] for e in events}}))
+    (root / "hooks" / "codex.json").write_text(json.dumps({"hooks": {e: [{"hooks": [hook(e)]}] for e in events}}))
     # `codex plugin add` writes every file of the copy; date it before the receipts the tests record.
     then = time.time() - installed_ago
-    for path in (root, root / "hooks" / "hooks.json", root / ".codex-plugin" / "plugin.json"):
+    for path in (root, root / "hooks" / "codex.json", root / ".codex-plugin" / "plugin.json"):
         if path.exists():
             os.utime(path, (then, then))
     fake_codex(home, {e: codex_says for e in events})
@@ -54,7 +55,7 @@ def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=()
     if trust:
         for e in events:
             h = identity_hash(e) if e not in stale else "sha256:" + "0" * 64
-            lines += [f'[hooks.state."{PLUGIN_ID}:hooks/hooks.json:{EVENTS[e]}:0:0"]', f'trusted_hash = "{h}"',
+            lines += [f'[hooks.state."{PLUGIN_ID}:hooks/codex.json:{EVENTS[e]}:0:0"]', f'trusted_hash = "{h}"',
                       'trusted_content_hash = "sha256:' + "1" * 64 + '"', ""]
     (home / "config.toml").write_text("\n".join(lines))
     return home
@@ -79,7 +80,7 @@ for line in sys.stdin:
     if m.get("method") == "initialize":
         print(json.dumps({"id": m["id"], "result": {"userAgent": "codex_cli_rs/0.169.0 (Linux)"}}), flush=True)
     elif m.get("method") == "hooks/list":
-        hooks = [{"key": "om@observational-memory:hooks/hooks.json:%s:0:0" % e.lower(), "pluginId": "om@observational-memory",
+        hooks = [{"key": "om@observational-memory:hooks/codex.json:%s:0:0" % e.lower(), "pluginId": "om@observational-memory",
                   "eventName": e[0].lower() + e[1:], "trustStatus": s, "enabled": True} for e, s in answer.items()]
         print(json.dumps({"id": m["id"], "result": {"data": [{"cwd": "/", "hooks": hooks, "warnings": [], "errors": []}]}}), flush=True)
 """
@@ -544,7 +545,7 @@ def test_the_rerun_line_and_the_fixes_name_this_runtime_by_a_command_that_runs_a
     store = make_store(tmp_path, receipts=False)
     home = make_home(tmp_path, writable=store)
     r = doctor(home, store)
-    assert r.json["run_as"] == f"python3 '{ROOT / 'plugin' / 'bin' / 'om'}'"
+    assert r.json["run_as"] == f"python3 {shlex.quote(str(ROOT / 'plugin' / 'bin' / 'om'))}"
     assert r.json["rerun"] == f"{r.json['run_as']} doctor --store '{store}'"
     assert check(r, "capture.Stop")["fix"].endswith(f"then rerun {r.json['rerun']}")
     text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home)})

@@ -289,6 +289,77 @@ def test_all_sessions_exports_every_session_with_project_counts_and_last_activit
     assert len(ids) == len(set(ids))  # the same item in two sessions gets two anchors
 
 
+def damage(store, session, how):
+    """Make one session's ledger unreadable: `garbage` (not a database) or `body` (a row that is not JSON)."""
+    db = om_json(store, "status", session=session)["database"]
+    if how == "garbage":
+        with open(db, "wb") as f:
+            f.write(b"this is not sqlite" * 300)
+    else:
+        with sqlite3.connect(db) as c:
+            c.execute("UPDATE sources SET body = '{not json' WHERE seq = 1")
+    return os.path.dirname(db)
+
+
+def test_an_all_sessions_export_keeps_every_readable_session_and_names_each_unreadable_one(store, tmp_path):
+    for name in ("alpha", "beta", "gamma"):
+        build(store, session=name)
+    broken = sorted([damage(store, "beta", "garbage"), damage(store, "gamma", "body")])
+    before = ledger_bytes(store)
+    for fmt in ("json", "md", "html"):
+        r = run_om("--store", store, "export", "--format", fmt, "--all-sessions")
+        assert r.returncode == 0, r
+        (line,) = r.stderr.splitlines()
+        assert line.startswith("om: export left out 2 unreadable sessions: ") and "Traceback" not in r.stderr
+        assert all(d in line for d in broken), line
+        assert all(d in r.stdout for d in broken), fmt
+        assert r.stdout == export(store, fmt, "--all-sessions")  # the same document every time
+    doc = json.loads(run_om("--store", store, "export", "--format", "json", "--all-sessions").stdout)
+    assert [s["session"] for s in doc["sessions"]] == ["alpha"]
+    assert doc["sessions"][0]["entries"] == om_json(store, "view", "--all", session="alpha")
+    assert sorted(s["directory"] for s in doc["skipped"]) == broken
+    assert {s["directory"]: s["error"] for s in doc["skipped"]}[damage_dir(broken, store, "beta")].startswith(
+        "cannot open it")
+
+    out = tmp_path / "exports"
+    out.mkdir()
+    r = run_om("--store", store, "export", "--format", "html", "--all-sessions", "--out", out / "store.html")
+    assert r.returncode == 0 and len(r.stderr.splitlines()) == 1, r
+    assert sorted(s["directory"] for s in r.json["skipped"]) == broken
+    assert os.listdir(out) == ["store.html"] and r.json["bytes"] == os.path.getsize(out / "store.html")
+    assert (out / "store.html").read_text(encoding="utf-8") == export(store, "html", "--all-sessions")
+    assert ledger_bytes(store) == before  # nothing was repaired or rewritten
+
+    # One session that cannot be read is still an error of its own, on one line.
+    for session in ("beta", "gamma"):
+        r = run_om("--store", store, "--session", session, "export", "--format", "json")
+        assert r.returncode == 74 and r.stdout == "" and "Traceback" not in r.stderr, r
+        assert r.stderr.startswith("om: cannot read the ledger ") and r.stderr.count("\n") == 1, r
+
+
+def damage_dir(broken, store, session):
+    from om.ids import session_hash
+
+    (found,) = [d for d in broken if d.endswith("session-" + session_hash(session))]
+    return found
+
+
+def test_the_mcp_export_of_all_sessions_names_the_unreadable_ones_and_writes_the_cli_document(store, tmp_path):
+    build(store, session="alpha")
+    build(store, session="beta")
+    broken = damage(store, "beta", "garbage")
+    with McpServer(store=store, env={"TMPDIR": str(tmp_path)}) as server:
+        server.initialize()
+        for fmt in ("json", "md"):
+            receipt = json.loads(server.ok("export", session="alpha", format=fmt, all_sessions=True))
+            assert [s["directory"] for s in receipt["skipped"]] == [broken]
+            with open(receipt["path"], encoding="utf-8") as f:
+                assert f.read() == export(store, fmt, "--all-sessions", session="alpha")
+        # One session's own export has nothing to skip, and says so by leaving the key out.
+        assert "skipped" not in json.loads(server.ok("export", session="alpha", format="md"))
+        assert server.fail("export", session="beta", format="md").startswith("om: cannot read the ledger ")
+
+
 # -- mcp ---------------------------------------------------------------------------------------------
 
 
@@ -313,3 +384,42 @@ def test_the_mcp_export_tool_writes_the_same_document_as_the_cli(store):
         assert server.fail("export", session="s1", format="md", all_sessions="yes") == \
             "om: export: argument 'all_sessions' must be true or false"
     assert len(os.listdir(store)) == 1  # the unknown session was not created
+
+
+def test_the_mcp_export_tool_leaves_no_file_behind_once_its_server_stops(store, tmp_path):
+    build(store)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {"TMPDIR": str(temp)}
+
+    def export_all(server):
+        server.initialize()
+        paths = [json.loads(server.ok("export", session="s1", format=fmt))["path"] for fmt in ("md", "json", "html")]
+        assert all(os.path.isfile(p) for p in paths)  # there while the session lasts
+        (folder,) = {os.path.dirname(p) for p in paths}
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        return folder
+
+    with McpServer(store=store, env=env) as server:  # stopped by end of input
+        export_all(server)
+    assert os.listdir(temp) == []
+
+    server = McpServer(store=store, env=env)  # stopped as a client stops it
+    export_all(server)
+    server.proc.terminate()
+    assert server.proc.wait(timeout=30) == 0
+    assert os.listdir(temp) == []
+
+    killed = McpServer(store=store, env=env)  # killed outright: its folder stays until the next export
+    left = export_all(killed)
+    killed.proc.kill()
+    killed.proc.wait(timeout=30)
+    assert os.listdir(temp) == [os.path.basename(left)]
+    with McpServer(store=store, env=env) as server:
+        server.initialize()
+        assert json.loads(server.ok("status", session="s1"))["session"] == "s1"
+        assert os.listdir(temp) == [os.path.basename(left)]  # only an export sweeps
+        own = export_all(server)
+        assert os.listdir(temp) == [os.path.basename(own)]
+    assert os.listdir(temp) == []
+

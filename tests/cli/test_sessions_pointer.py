@@ -135,6 +135,36 @@ def _many_sessions(store, project, count):
         conn.close()
 
 
+def test_the_pointer_opens_only_the_most_recently_written_ledgers_however_many_the_store_holds(
+        store, project, tmp_path):
+    import os
+
+    from om.ids import session_hash
+    from om.sessions.pointer import MAX_VISITS
+
+    for i in range(3):
+        session_with_memory(store, f"ours-{i}", project, f"Our fact {i}.")
+        os.utime(database(store, f"ours-{i}"), (1.6e9 + i, 1.6e9 + i))  # written long ago
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    session_with_memory(store, "theirs", elsewhere, "Their fact.")
+    template = database(store, "theirs").read_bytes()
+    for i in range(MAX_VISITS - 1):  # written since: as many newer ledgers as the pointer opens
+        session = f"theirs-{i}"
+        directory = store / ("session-" + session_hash(session))
+        directory.mkdir(mode=0o700)
+        (directory / "memory.sqlite3").write_bytes(template)
+        with sqlite3.connect(directory / "memory.sqlite3", isolation_level=None) as conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'session'", (session,))
+    assert pointer(start(store, "fresh", project)) == ""  # ours lie beyond the ledgers it opens
+    os.utime(database(store, "ours-1"), (time.time() + 60, time.time() + 60))  # written again since
+    named = [line.split('"')[1] for line in pointer(start(store, "fresh-2", project)).splitlines()
+             if line.startswith('- "')]
+    assert named == ["ours-1"]
+    # Listing and search still see every session.
+    assert run_om("--store", store, "sessions", "--project", str(project)).stdout.count("ours-") == 3
+
+
 def test_the_pointer_stays_within_its_bound_with_a_thousand_sessions_of_long_ids(store, project):
     _many_sessions(store, project, 1000)
     note = pointer(start(store, "fresh", project))

@@ -21,7 +21,7 @@ from dist_support import pyz
 
 SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
 PLUGIN = ROOT / "plugin"
-REGISTERED = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+REGISTERED = json.loads((PLUGIN / "hooks" / "codex.json").read_text())["hooks"]
 SUPPORTED = re.findall(
     r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 )
@@ -131,12 +131,12 @@ def test_the_registered_codex_hook_captures_real_payloads_without_heavy_imports(
     data.mkdir(parents=True)
     # The launcher remembers its interpreter here; pinning it selects the Python under test.
     (data / ".om-python").write_text(python + "\n")
-    # Codex sets both spellings for plugin hooks; the registered command uses CLAUDE_PLUGIN_ROOT.
+    # Codex sets both spellings for plugin hooks; its registered command uses PLUGIN_ROOT.
     env = _clean_env(PLUGIN_ROOT=str(PLUGIN), PLUGIN_DATA=str(data), CLAUDE_PLUGIN_ROOT=str(PLUGIN),
                      CLAUDE_PLUGIN_DATA=str(data))
     session = f"py{version}"
     for event, payload in payloads(session):
-        command = REGISTERED[event][0]["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN))
+        command = REGISTERED[event][0]["hooks"][0]["command"]
         proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
                               capture_output=True, env=env, cwd="/", timeout=60)
         assert proc.returncode == 0 and proc.stderr == b"", proc

@@ -266,14 +266,12 @@ class CodexHome:
 
     def trust_plugin_hooks(self):
         """Write the trust entries the hook review would write; return the listed hooks."""
-        spec = json.loads((self.plugin_root / "hooks" / "hooks.json").read_text())
+        spec = json.loads((self.plugin_root / "hooks" / "codex.json").read_text())
         expected = {}
         for event, groups in spec["hooks"].items():
-            if event not in EVENT_SNAKE:
-                continue  # an event only Claude Code has (the file serves both): Codex drops it unlisted
             for gi, group in enumerate(groups):
                 for hi, handler in enumerate(group["hooks"]):
-                    key = f"{PLUGIN_ID}:hooks/hooks.json:{EVENT_SNAKE[event]}:{gi}:{hi}"
+                    key = f"{PLUGIN_ID}:hooks/codex.json:{EVENT_SNAKE[event]}:{gi}:{hi}"
                     expected[key] = hook_identity_hash(event, group, handler)
         listed = [h for h in self.list_hooks() if h.get("pluginId") == PLUGIN_ID]
         entries = []
@@ -286,7 +284,7 @@ class CodexHome:
                            f"trusted_hash = {_toml_string(identity)}\n"
                            f"trusted_content_hash = {_toml_string(bundle)}\n")
         if sorted(h["key"] for h in listed) != sorted(expected):
-            raise AssertionError(f"hooks/list shows {[h['key'] for h in listed]}, hooks.json has {sorted(expected)}")
+            raise AssertionError(f"hooks/list shows {[h['key'] for h in listed]}, hooks/codex.json has {sorted(expected)}")
         with open(self.home / "config.toml", "a") as fh:
             fh.write("".join(entries))
         return listed

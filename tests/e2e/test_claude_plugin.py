@@ -391,9 +391,8 @@ def test_claude_plugin_validate_accepts_the_marketplace_and_the_plugin(claude):
     for target in (home.marketplace_dir, home.marketplace_dir / "plugin"):
         out = home.cli("plugin", "validate", str(target))
         assert "Validation passed" in out, out
-        # The one warning about the shared hooks file: Codex's Interrupt is unknown to Claude Code.
-        hook_warnings = [line for line in out.splitlines() if "hooks." in line and "❯" in line]
-        assert hook_warnings == ["  ❯ hooks: hooks.Interrupt: unknown hook event; entry ignored at runtime"], out
+        # Claude Code's hooks file registers only Claude Code's events (Codex's Interrupt is in hooks/codex.json).
+        assert "unknown hook event" not in out, out
 
 
 def test_a_resumed_session_is_pointed_at_the_memory_it_checkpointed(claude):

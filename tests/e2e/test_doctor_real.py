@@ -3,6 +3,7 @@ check a user relies on is ok after one real turn, and a plugin update that makes
 skip the hooks is a failure doctor reports, not an ok."""
 
 import json
+import shlex
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_after_one_real_codex_turn_doctor_reports_plugin_hooks_capture_and_mcp_o
     assert "update channel stable" in status["runtime.version"]["finding"]
     assert not [c for c in report["checks"] if c["status"] == "fail"] and report["exit"] == 0
     assert text.startswith("om doctor: ") and "codex.mcp" in text
-    assert text.splitlines()[-1] == f"run again: python3 '{home.plugin_root / 'bin' / 'om'}' doctor"
+    assert text.splitlines()[-1] == f"run again: python3 {shlex.quote(str(home.plugin_root / 'bin' / 'om'))} doctor"
 
 
 def test_a_plugin_update_with_changed_files_makes_doctor_fail_and_a_same_files_reinstall_keeps_trust(

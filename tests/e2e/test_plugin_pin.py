@@ -1,7 +1,7 @@
 """Pinning the plugin end to end: build, publish with --pin, then the registered hook runs it.
 
 The plugin tree is a copy of the files git tracks (what a marketplace clone carries);
-the hook command is taken verbatim from hooks.json and run by sh with the variables
+the hook command is taken verbatim from hooks/codex.json and run by sh with the variables
 Codex 0.169.0 sets, on a SessionStart payload it sent to a plugin.
 """
 
@@ -47,8 +47,8 @@ def publish(fake, tmp_path, plugin, tag, *args):
 
 
 def registered_hook(plugin, data, event="SessionStart"):
-    """Run the command hooks.json registers for `event`, as Codex does; return the response."""
-    command = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"][event][0]["hooks"][0]["command"]
+    """Run the command hooks/codex.json registers for `event`, as Codex does; return the response."""
+    command = json.loads((plugin / "hooks" / "codex.json").read_text())["hooks"][event][0]["hooks"][0]["command"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
     env.update(PLUGIN_ROOT=str(plugin), CLAUDE_PLUGIN_ROOT=str(plugin),
                PLUGIN_DATA=str(data), CLAUDE_PLUGIN_DATA=str(data),

@@ -4,7 +4,7 @@ the exact text is recognised, and nothing that differs from it is."""
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from om.adapter.prompts import is_continuation
+from om.adapter.operations import is_continuation
 
 # Text rich in the characters XML escaping touches, and in entity look-alikes.
 pieces = st.lists(

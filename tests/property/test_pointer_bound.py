@@ -6,7 +6,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from om.codex.command import ledger_command, quote
+from om.invocation import ledger_command, quote
 from om.sessions.catalogue import recency
 from om.sessions.pointer import MAX_BYTES, pointer_text
 

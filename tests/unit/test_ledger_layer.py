@@ -74,3 +74,17 @@ def test_every_derived_table_has_a_versioned_name_a_catch_up_and_an_invalidate()
         module = importlib.import_module(f"om.derived.{path.stem}")
         assert module.NAME.startswith("om_"), path.name
         assert callable(module.catch_up) and callable(module.invalidate), path.name
+
+
+def test_no_derived_table_decodes_an_entry_body_of_its_own_but_reads_it_through_the_ledger():
+    decoders = [
+        path.name
+        for path in sorted((PACKAGE / "derived").glob("*.py"))
+        if "om.jsonio.loads" in set(_imported(path))
+    ]
+    assert decoders == []
+    from om.ledger import entry_fields
+
+    body = '{"kind": "observation", "timestamp": "2026-01-01T00:00:00Z", "text": "t", "support": ["s-1"]}'
+    assert entry_fields(7, "o-1", body) == {"seq": 7, "id": "o-1", "kind": "observation", "importance": "medium",
+                                          "timestamp": "2026-01-01T00:00:00Z", "text": "t", "support": ["s-1"]}

@@ -1,4 +1,4 @@
-"""The plugin's manifests for both clients describe one plugin, and the hooks file serves both."""
+"""The plugin's manifests for both clients describe one plugin, with one launcher behind both hooks files."""
 
 import json
 
@@ -32,12 +32,21 @@ def test_the_claude_manifest_declares_the_mcp_server_under_the_name_that_replace
     assert "hooks" not in load(PLUGIN / ".claude-plugin" / "plugin.json")  # hooks/hooks.json is read anyway
 
 
-def test_every_registered_hook_runs_the_launcher_through_a_variable_both_clients_set_and_fails_open():
-    hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
-    # PostToolUseFailure is Claude Code's alone (failed tool calls); Codex drops names it does not know.
-    assert {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"} <= set(hooks)
-    for event, groups in hooks.items():
-        for group in groups:
-            for handler in group["hooks"]:
-                # No absolute path or secret: Claude Code may show the command to the model.
-                assert handler["command"] == 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/om-hook" || true', event
+def test_each_client_registers_the_one_launcher_in_a_hooks_file_of_its_own_and_fails_open():
+    # Claude Code always reads hooks/hooks.json and runs hooks with /bin/sh: its shell reads
+    # the launcher (`command .`), no second shell per event. Codex reads the file its
+    # manifest declares (then no hooks/hooks.json) and runs hooks with the user's $SHELL
+    # (zsh, fish...), so its command starts sh itself.
+    assert load(PLUGIN / ".codex-plugin" / "plugin.json")["hooks"] == "./hooks/codex.json"
+    claude = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
+    codex = load(PLUGIN / "hooks" / "codex.json")["hooks"]
+    assert set(claude) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"}
+    assert set(codex) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Interrupt"}
+    for spec, command in ((claude, 'command . "${CLAUDE_PLUGIN_ROOT}/hooks/om-hook" || true'),
+                          (codex, 'sh "${PLUGIN_ROOT}/hooks/om-hook" || true')):
+        for event, groups in spec.items():
+            (group,) = groups
+            (handler,) = group["hooks"]
+            # No absolute path or secret: Claude Code may show the command to the model.
+            assert handler["command"] == command, event
+            assert handler["timeout"] == (3 if event == "Interrupt" else 30), event

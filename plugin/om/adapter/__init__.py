@@ -1,17 +1,145 @@
 """What every client adapter shares: one event in, the same core operations, fail open.
 
-A client adapter (om.codex, om.claude) is a `Profile` (om.adapter.profile) plus
-the table of the events it handles. Everything else lives here, once:
+A client adapter (om.codex, om.claude) is a `Profile` plus the table of the events
+it handles, run by `run_hook`; both are here. The rest lives in this package, once:
 
-- runner: read the event, dispatch, fail open (exit 0, advisory JSON, one stderr
-  line, one log line), capture receipts;
 - operations: SessionStart, UserPromptSubmit, PostToolUse and Stop mapped onto
-  the ledger (capture, pause/resume, self-capture suppression, reminders);
-- cadence: when a checkpoint is due (OM_CHECKPOINT_BYTES / OM_CHECKPOINT_TURNS);
-- prompts: the `[om:pause]` / `[om:resume]` prefixes and recognition of om's own
-  continuation text;
+  the ledger (capture, pause/resume, self-capture suppression, reminders), with the
+  two policies they apply: the `[om:pause]` / `[om:resume]` prefixes and recognition
+  of om's own continuation text, and when a checkpoint is due (OM_CHECKPOINT_BYTES /
+  OM_CHECKPOINT_TURNS);
+- selfcapture: recognise the agent's own ledger calls among its shell commands
+  (never captured as evidence);
 - messages: what om says to the agent, with the client's own wording.
 
-Invariant: nothing here reads a client's payload field by a name the profile did
-not give it, and the core (om.ledger and below) knows no client at all.
+Invariants of the package: nothing here reads a client's payload field by a name
+the profile did not give it, and the core (om.ledger and below) knows no client at all.
+
+Invariants of `run_hook`:
+- It never raises; its caller always exits 0. A failure becomes an advisory
+  `systemMessage` (a field every event of both clients accepts, shown to the user,
+  never to the model), one line on stderr and one line in the store's
+  `hook-errors.log`; the user's turn goes on.
+- "Nothing to say" is the empty string: no stdout at all.
+- Events outside the client's table capture nothing, answer nothing and leave no
+  receipt; events carrying `agent_id` (sub-agents, Claude Code's compaction
+  summariser) are skipped with a receipt.
+- Every handled event leaves a capture receipt (om.receipts) with its outcome and
+  duration, under the client's name, so `om doctor` can prove the hooks run.
+- Import-light: the hook's whole path is this module, operations and the ledger
+  core (each module costs a hook event about 0.1 ms to load, so the adapter layer
+  is kept to these few).
+
+Invariant of `Profile`: it holds no state and reads nothing but the event it is
+given; the shared operations never branch on a client's name, only on what the
+profile says. Adding a client means adding a profile and an event table.
 """
+
+import os
+import time
+
+from om.errors import OmError
+
+LOG_NAME = "hook-errors.log"
+
+
+class Profile:
+    """How one client names things and how it wants to be answered.
+
+    name              the `--client` value, also the receipts' client
+    turn_field        payload field naming the current turn (Codex `turn_id`,
+                      Claude Code `prompt_id`: one per user prompt, the same on
+                      the turn's tool and Stop events)
+    state_prefix      prefix of the adapter's own meta keys (`codex_`, `claude_`)
+    stop_turn_key     meta key remembering the turn that got a continuation
+    shell_tools       tool names whose `tool_input` carries a shell command
+    own_mcp_prefixes  tool-name prefixes of om's own MCP tools in this client
+    mcp_note          why the MCP tools are preferred with this client
+    """
+
+    def __init__(self, name, turn_field, state_prefix, stop_turn_key, shell_tools, own_mcp_prefixes, mcp_note):
+        self.name = name
+        self.turn_field = turn_field
+        self.state_prefix = state_prefix
+        self.stop_turn_key = stop_turn_key
+        self.shell_tools = shell_tools
+        self.own_mcp_prefixes = own_mcp_prefixes
+        self.mcp_note = mcp_note
+
+    def turn(self, event):
+        value = event.get(self.turn_field)
+        return value if isinstance(value, str) else ""
+
+    def continuation(self, reason):
+        """The Stop output that continues the turn once with `reason`."""
+        raise NotImplementedError
+
+    def is_own_mcp_tool(self, tool):
+        return isinstance(tool, str) and tool.startswith(self.own_mcp_prefixes)
+
+
+def run_hook(store, stdin, stderr, profile, handlers):
+    """Handle one event read from the binary stream `stdin`; return what to print."""
+    started = time.perf_counter()
+    event_name = "event"
+    outcome = None
+    try:
+        from om.jsonio import decode_input, read_stdin_limited
+
+        event = decode_input(read_stdin_limited(stdin))
+        event_name = str(event.get("hook_event_name") or "event")
+        handler = handlers.get(event_name)
+        if handler is None:
+            return ""
+        if event.get("agent_id"):
+            outcome = "skipped"
+            return ""
+        outcome = "failed"
+        response = handler(profile, store, event)
+        outcome = "ok"
+        if not response:
+            return ""
+        from om.jsonio import dumps
+
+        return dumps(response) + "\n"
+    except Exception as e:  # fail open, always
+        outcome = "failed" if event_name in handlers else None
+        return _advise(store, event_name, e, stderr)
+    finally:
+        if outcome is not None:
+            from om.receipts import record
+
+            record(store, event_name, outcome, round((time.perf_counter() - started) * 1000, 1),
+                   client=profile.name)
+
+
+def _advise(store, event_name, error, stderr):
+    if isinstance(error, OmError):
+        detail = str(error)
+    else:
+        detail = f"internal error: {type(error).__name__}: {error}"
+    detail = " ".join(detail.split()) or type(error).__name__
+    line = f"om: {event_name} hook failed open: {detail}"
+    try:
+        stderr.write(line + "\n")
+        stderr.flush()
+    except Exception:
+        pass
+    _log(store, line)
+    from om.jsonio import dumps
+
+    message = f"{line}. Memory capture skipped for this event; your task continues."
+    return dumps({"systemMessage": message}) + "\n"
+
+
+def _log(store, line):
+    try:
+        path = os.path.join(store, LOG_NAME)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, f"{stamp} {line}\n".encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:
+        pass

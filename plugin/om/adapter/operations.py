@@ -12,14 +12,34 @@ Invariants:
   that `[om:resume]` resumes and is then captured without its prefix; `[om:pause]`
   pauses before its prompt is stored. om's own continuation, should a client send
   it back as a prompt, is never evidence.
-- At most one checkpoint continuation per turn, only when one is due (om.adapter.cadence),
+- At most one checkpoint continuation per turn, only when one is due (cadence, below),
   never while `stop_hook_active` is true.
 - The agent's own ledger calls of this store (its shell commands parsed without
   executing them, and om's MCP tools) are not evidence.
-- The project record (`om_cwd`, `om_project`) is om.sessions.project's: SessionStart
+- The project record (`om_cwd`, `om_project`) is om.project's: SessionStart
   and each captured prompt record the event's `cwd`, and a new session's start
   context may point at the project's earlier memory (om.sessions.pointer).
+
+Prompt switches (`is_pause`, `resumed_text`, `is_continuation`):
+- A prompt whose first non-blank characters are `[om:pause]` pauses capture
+  before anything of it is stored; `[om:resume]` resumes capture and the rest of
+  the prompt (after the prefix and following whitespace) is what gets captured.
+- `is_continuation` is true only for om's own last continuation text, verbatim
+  (surrounding whitespace aside) or wrapped by a client as
+  `<hook_prompt hook_run_id="...">TEXT</hook_prompt>` with `&`, `<`, `>` escaped
+  as XML entities. Anything else is the user's and is evidence.
+
+Cadence, the one policy of every client for when a checkpoint is due (`is_due`):
+- Due when the pending evidence reaches OM_CHECKPOINT_BYTES UTF-8 bytes (default
+  40,000), or when the oldest pending source has waited OM_CHECKPOINT_TURNS
+  completed turns (default 3). A setting that is not a positive integer counts as unset.
+- A turn end is recorded only by a Stop that completes a turn (not by the Stop
+  after a continuation), as the highest source seq at that moment; at most
+  MAX_TURN_ENDS are kept, and ends already covered by the cursor are dropped.
+- The policy only decides; `stop` owns the transaction and the once-per-turn bookkeeping.
 """
+
+import os
 
 MAX_TEXT = 1_000_000
 
@@ -40,7 +60,7 @@ def _open(store, event):
 
 
 def _command(ledger):
-    from om.codex.command import ledger_command
+    from om.invocation import ledger_command
 
     return ledger_command(ledger.store, ledger.session)
 
@@ -82,18 +102,16 @@ def session_start(profile, store, event):
 
 
 def user_prompt_submit(profile, store, event):
-    from om.adapter import prompts
-
     prompt = _string(event, "prompt")
     turn = profile.turn(event)
     with _open(store, event) as ledger:
-        if prompts.is_pause(prompt):
+        if is_pause(prompt):
             with ledger.transaction():
                 ledger.meta_set("paused", "1")
             from om.adapter import messages
 
             return _context("UserPromptSubmit", messages.paused_context(profile, _command(ledger), ledger.session))
-        resumed = prompts.resumed_text(prompt)
+        resumed = resumed_text(prompt)
         with ledger.transaction():
             was_paused = ledger.is_paused()
             if resumed is not None:
@@ -102,10 +120,10 @@ def user_prompt_submit(profile, store, event):
                 prompt = resumed
             elif was_paused:
                 return None
-            from om.sessions.project import record_project
+            from om.project import record_project
 
             record_project(ledger, event.get("cwd"))
-            if prompts.is_continuation(prompt, ledger.meta_get("stop_prompt")):
+            if is_continuation(prompt, ledger.meta_get("stop_prompt")):
                 return None
             source_id = _capture(ledger, "user", prompt, turn)
             if source_id is not None:
@@ -146,7 +164,6 @@ def _tool_result(profile, store, event, response):
             # om's own MCP tools (pending, prime...) echo the ledger back;
             # capturing them would feed each checkpoint's evidence into the next.
             return None
-        from om.adapter import cadence
         from om.jsonio import dumps
 
         text = dumps({"input": tool_input, "response": response, "tool": tool}, sort_keys=True)
@@ -156,7 +173,7 @@ def _tool_result(profile, store, event, response):
                 return None
             _capture(ledger, "tool", text, key)
             count, size, _, _ = ledger.backlog()
-            if size < cadence.backlog_bytes():
+            if size < backlog_bytes():
                 return None
             cursor = str(ledger.cursor())
             if ledger.meta_get("notified_cursor") == cursor:
@@ -173,8 +190,8 @@ def _is_own_call(ledger, tool_input):
     if not any(isinstance(value, str) and store in value for value in tool_input.values()):
         # Most tool calls: decided without loading the parser (a ledger call spells out the store).
         return False
-    from om.codex.command import ledger_argv
-    from om.codex.selfcapture import command_of, is_ledger_call
+    from om.adapter.selfcapture import command_of, is_ledger_call
+    from om.invocation import ledger_argv
 
     # The command is `tool_input.command`, else `cmd` (exec-style tools), as v1 read it.
     return is_ledger_call(command_of(tool_input), ledger_argv(store, ledger.session), store, ledger.session)
@@ -191,8 +208,6 @@ def stop(profile, store, event):
     remembered under `<prefix>stop_prompt_id`, so each captured prompt gets at
     most one continuation.
     """
-    from om.adapter import cadence
-
     turn = profile.turn(event)
     continuing = event.get("stop_hook_active") is True
     ends_key = profile.state_prefix + "turn_ends"
@@ -204,18 +219,18 @@ def stop(profile, store, event):
             last_prompt = ledger.meta_get("prompt_id", "")
             _capture(ledger, "assistant", _string(event, "last_assistant_message"), turn or last_prompt)
             count, size, oldest, last = ledger.backlog()
-            ends = cadence.turn_ends(ledger.meta_get(ends_key), ledger.cursor())
+            ends = turn_ends(ledger.meta_get(ends_key), ledger.cursor())
             if not continuing:
                 # This Stop completes the turn: remember how far the evidence reached.
                 ends.append(last)
-            ledger.meta_set(ends_key, cadence.encode_turn_ends(ends))
+            ledger.meta_set(ends_key, encode_turn_ends(ends))
             if continuing or not count:
                 return None
             if turn and ledger.meta_get(profile.stop_turn_key) == turn:
                 return None
             if not turn and ledger.meta_get(prompt_key) == last_prompt:
                 return None
-            if not cadence.is_due(size, oldest, ends):
+            if not is_due(size, oldest, ends):
                 return None
             from om.adapter import messages
 
@@ -225,3 +240,89 @@ def stop(profile, store, event):
             ledger.meta_set(prompt_key, last_prompt)
             ledger.meta_set("stop_prompt", reason)
     return profile.continuation(reason)
+
+
+# -- prompt switches ---------------------------------------------------------
+
+
+PAUSE_PREFIX = "[om:pause]"
+RESUME_PREFIX = "[om:resume]"
+_WRAP_OPEN = "<hook_prompt"
+_WRAP_CLOSE = "</hook_prompt>"
+
+
+def is_pause(prompt):
+    return prompt.lstrip().startswith(PAUSE_PREFIX)
+
+
+def resumed_text(prompt):
+    """The prompt without its `[om:resume]` prefix, or None when it has none."""
+    stripped = prompt.lstrip()
+    if not stripped.startswith(RESUME_PREFIX):
+        return None
+    return stripped[len(RESUME_PREFIX):].lstrip()
+
+
+def is_continuation(prompt, reason):
+    if not reason or not prompt:
+        return False
+    text = prompt.strip()
+    if text == reason.strip():
+        return True
+    if not (text.startswith(_WRAP_OPEN) and text.endswith(_WRAP_CLOSE)):
+        return False
+    head_end = text.find(">")
+    if head_end < 0:
+        return False
+    head = text[len(_WRAP_OPEN):head_end]
+    if head and not head.startswith((" ", "\t", "\n")):
+        return False  # another tag, such as <hook_promptx>
+    body = text[head_end + 1:-len(_WRAP_CLOSE)]
+    body = body.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return body.strip() == reason.strip()
+
+
+# -- cadence ------------------------------------------------------------------
+
+
+DEFAULT_CHECKPOINT_BYTES = 40000
+DEFAULT_CHECKPOINT_TURNS = 3
+MAX_TURN_ENDS = 256
+
+
+def env_int(name, default):
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        return default
+    return number if number > 0 else default
+
+
+def backlog_bytes():
+    return env_int("OM_CHECKPOINT_BYTES", DEFAULT_CHECKPOINT_BYTES)
+
+
+def turn_ends(value, cursor):
+    """The remembered turn ends (comma-separated seqs) still beyond the cursor."""
+    ends = []
+    for part in (value or "").split(","):
+        if part.isdigit():
+            seq = int(part)
+            if seq > cursor:
+                ends.append(seq)
+    return ends
+
+
+def encode_turn_ends(ends):
+    return ",".join(str(n) for n in ends[-MAX_TURN_ENDS:])
+
+
+def is_due(size, oldest, ends):
+    """Due by size, or by the number of completed turns the oldest pending source has waited."""
+    if size >= backlog_bytes():
+        return True
+    waited = sum(1 for end in ends if oldest is not None and end >= oldest)
+    return waited >= env_int("OM_CHECKPOINT_TURNS", DEFAULT_CHECKPOINT_TURNS)

@@ -27,11 +27,11 @@ and the cadence are shared with every client (om.adapter). Facts this rests on
   v1's meaning; Claude's own state in keys prefixed `claude_`.
 """
 
+from om import adapter
 from om.adapter import operations
-from om.adapter.profile import Profile
 
 
-class _Claude(Profile):
+class _Claude(adapter.Profile):
     def continuation(self, reason):
         return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
 
@@ -53,9 +53,7 @@ PROFILE = _Claude(
 
 def run_hook(store, stdin, stderr):
     """Handle one Claude Code event read from the binary stream `stdin`; return what to print."""
-    from om.adapter.runner import run_hook as run
-
-    return run(store, stdin, stderr, PROFILE, HANDLERS)
+    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS)
 
 
 HANDLERS = {

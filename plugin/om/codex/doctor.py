@@ -17,7 +17,7 @@ import json
 import os
 
 from om.codex import config as codex_config
-from om.codex.trust import ask_codex, identity_hash, state_key
+from om.codex.trust import HOOKS_FILE, ask_codex, identity_hash, state_key
 from om.doctor.findings import check, quote
 
 PLUGIN = "om"
@@ -54,7 +54,7 @@ def cache_dir(home=None):
 def installed_at(root):
     """When `codex plugin add` last wrote the plugin copy (it rewrites every file), or None."""
     times = []
-    for rel in ("", os.path.join(".codex-plugin", "plugin.json"), os.path.join("hooks", "hooks.json")):
+    for rel in ("", os.path.join(".codex-plugin", "plugin.json"), HOOKS_FILE):
         try:
             times.append(os.stat(os.path.join(root, rel)).st_mtime)
         except OSError:
@@ -95,8 +95,8 @@ def checks(home, store):
 
 
 def hooks_check(config, root):
-    """hooks.json registers every event, and config.toml trusts each handler's current definition."""
-    hooks_file = os.path.join(root, "hooks", "hooks.json")
+    """The Codex hooks file registers every event, and config.toml trusts each handler's current definition."""
+    hooks_file = os.path.join(root, HOOKS_FILE)
     reinstall = f"codex plugin add {PLUGIN_ID}"
     try:
         with open(hooks_file, encoding="utf-8") as f:
@@ -197,7 +197,7 @@ def bundles_mcp(root):
 
 
 def _event_name(name):
-    # hooks/list names events in camelCase (postToolUse); hooks.json in PascalCase.
+    # hooks/list names events in camelCase (postToolUse); the hooks file in PascalCase.
     name = str(name or "?")
     return name[:1].upper() + name[1:]
 

@@ -13,11 +13,11 @@ cadence are shared with every client (om.adapter). Invariants of this client:
   `notified_cursor`) with v1's meaning, plus keys prefixed `codex_`.
 """
 
+from om import adapter
 from om.adapter import operations
-from om.adapter.profile import Profile
 
 
-class _Codex(Profile):
+class _Codex(adapter.Profile):
     def continuation(self, reason):
         return {"decision": "block", "reason": reason}
 
@@ -38,9 +38,7 @@ PROFILE = _Codex(
 
 def run_hook(store, stdin, stderr):
     """Handle one Codex event read from the binary stream `stdin`; return what to print."""
-    from om.adapter.runner import run_hook as run
-
-    return run(store, stdin, stderr, PROFILE, HANDLERS)
+    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS)
 
 
 def interrupt(profile, store, event):

@@ -1,7 +1,7 @@
 """Whether Codex will run the plugin's hooks: its trust recipe, and Codex's own answer.
 
 Codex (0.169.0 and 0.171.0 alike) runs a plugin hook only while
-`[hooks.state."<plugin>@<marketplace>:hooks/hooks.json:<event>:<group>:<handler>"]`
+`[hooks.state."<plugin>@<marketplace>:hooks/codex.json:<event>:<group>:<handler>"]`
 in config.toml holds `trusted_hash` = the hook's identity hash (recipe in
 `identity_hash`) and `trusted_content_hash` = the fingerprint of the installed
 plugin bundle, which covers every file of the plugin's cache copy. The identity
@@ -39,12 +39,15 @@ SNAKE = {
 NO_MATCHER = {"UserPromptSubmit", "Stop", "Interrupt", "SessionEnd"}
 #: Codex clamps these hooks' timeouts (seconds), before hashing.
 CLAMPED_TIMEOUT = {"SessionEnd": 3, "Interrupt": 3}
+#: The plugin's Codex hooks file, as .codex-plugin/plugin.json declares it (`"hooks"`);
+#: Codex then reads no hooks/hooks.json, which is Claude Code's.
+HOOKS_FILE = "hooks/codex.json"
 #: An app-server answers hooks/list in about 0.3 s; this bounds a stuck one.
 TIMEOUT_S = 8.0
 
 
 def state_key(plugin_id, event, group_index, handler_index):
-    return f"{plugin_id}:hooks/hooks.json:{SNAKE.get(event, event)}:{group_index}:{handler_index}"
+    return f"{plugin_id}:{HOOKS_FILE}:{SNAKE.get(event, event)}:{group_index}:{handler_index}"
 
 
 def identity_hash(event, group, handler):

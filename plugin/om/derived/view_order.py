@@ -34,7 +34,7 @@ def is_current(conn):
 
 def catch_up(conn):
     """Add rows for entries above the table's highest seq (inside a write transaction)."""
-    from om.jsonio import loads
+    from om.ledger import entry_fields
     from om.viewline import line_size, sort_key
 
     conn.execute(
@@ -52,23 +52,10 @@ def catch_up(conn):
         "SELECT seq, id, body FROM entries WHERE seq > ? ORDER BY seq", (top[0],)
     ):
         seq, entry_id, body = row
-        entry = _line_fields(seq, entry_id, body, loads)
+        entry = entry_fields(seq, entry_id, body)
         rows.append((entry["seq"], entry["id"], sort_key(entry), line_size(entry)))
     conn.executemany(f"INSERT INTO {NAME}(seq, id, rank, size) VALUES (?, ?, ?, ?)", rows)
     return rows[-1][0] if rows else top[0]
-
-
-def _line_fields(seq, entry_id, body, loads):
-    """The fields of an entry that its view line and rank depend on (all immutable)."""
-    b = loads(body)
-    return {
-        "seq": seq,
-        "id": entry_id,
-        "kind": b["kind"],
-        "timestamp": b["timestamp"],
-        "importance": b.get("importance", "medium"),
-        "text": b["text"],
-    }
 
 
 def invalidate(conn):

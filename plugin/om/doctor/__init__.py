@@ -17,7 +17,8 @@ import os
 from om import STORE_ENV, __version__
 from om.doctor import capture, runtime
 from om.doctor import store as store_checks
-from om.doctor.findings import quote, runtime_command, worst
+from om.doctor.findings import quote, worst
+from om.invocation import runtime_command
 
 
 def diagnose(store=None):

@@ -15,7 +15,8 @@ in `<store>/hook-errors.log`. Invariants:
 import os
 import time
 
-from om.doctor.findings import check, quote, runtime_command
+from om.doctor.findings import check, quote
+from om.invocation import runtime_command
 
 #: p95 hook time above which capture is felt by the user.
 HOOK_BUDGET_MS = 250

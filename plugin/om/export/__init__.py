@@ -9,8 +9,16 @@ Invariants:
   tool give the same document.
 - A document is written whole or not at all: `write` renames a finished,
   fsynced private file (0600) into place.
-- Not on the hook's path: nothing outside `om.cli` and `om.mcp.tools`
-  imports this package.
+- A store-wide export exports every session it can read and names each one
+  it cannot (om.export.reader) in the document, in the receipt and in one
+  stderr line; the exit status stays 0, as for `sessions` and `search
+  --all-sessions`. A single session that cannot be read is an error (74).
+- Not on the hook's path: nothing outside `om.cli` and `om.mcp` imports
+  this package.
+- The MCP tool's files live in one private folder per server process
+  (`om-export-<pid>-*`, 0700, in the temporary directory): the server removes
+  it when it stops (`discard_fresh`), and the next one removes any folder
+  whose process is gone (a server that was killed), so exports never pile up.
 """
 
 import os
@@ -21,39 +29,75 @@ FORMATS = ("md", "json", "html")
 
 
 def render(store, session, fmt, all_sessions=False):
-    """The export document of one session (or, with `all_sessions`, of the whole store)."""
+    """(The export document of one session, or with `all_sessions` of the whole store;
+    the [{directory, error}] of the session directories it could not read, always [] for one session)."""
     if fmt not in FORMATS:
         raise InputError(f"om: export format must be md, json or html, got {fmt!r}")
     from om.export.reader import read_all, read_session
 
-    snapshots = read_all(store) if all_sessions else [read_session(store, session)]
+    if all_sessions:
+        snapshots, skipped = read_all(store)
+    else:
+        snapshots, skipped = [read_session(store, session)], []
     if fmt == "json":
         from om.export.jsondoc import render_json
 
-        return render_json(snapshots, all_sessions)
+        return render_json(snapshots, all_sessions, skipped), skipped
     if fmt == "md":
         from om.export.markdown import render_markdown
 
-        return render_markdown(snapshots, all_sessions)
+        return render_markdown(snapshots, all_sessions, skipped), skipped
     from om.export.browser import render_html
 
-    return render_html(snapshots, all_sessions)
+    return render_html(snapshots, all_sessions, skipped), skipped
 
 
-def run(store, session, fmt, out=None, all_sessions=False):
-    """`om export`: the document itself, or with `out` the receipt of the file written, as text."""
-    text = render(store, session, fmt, all_sessions)
-    if out is None:
-        return text
-    from om.jsonio import dumps
+def run(store, session, fmt, out=None, all_sessions=False, stderr=None):
+    """`om export`: the document itself, or with `out` the receipt of the file written, as text.
 
-    path, data = write(out, text, store)
-    return dumps(receipt(path, fmt, data)) + "\n"
+    Sessions left out are named in one line on `stderr` (default sys.stderr), after the document is complete."""
+    text, skipped = render(store, session, fmt, all_sessions)
+    if out is not None:
+        from om.jsonio import dumps
+
+        path, data = write(out, text, store)
+        text = dumps(receipt(path, fmt, data, skipped if all_sessions else None)) + "\n"
+    if skipped:
+        _notice(skipped_notice(skipped), stderr)
+    return text
 
 
-def receipt(path, fmt, data):
-    """What `export --out` prints and the MCP tool returns."""
-    return {"format": fmt, "path": path, "bytes": len(data)}
+def receipt(path, fmt, data, skipped=None):
+    """What `export --out` prints and the MCP tool returns; a store-wide export adds `skipped`."""
+    found = {"format": fmt, "path": path, "bytes": len(data)}
+    if skipped is not None:
+        found["skipped"] = skipped
+    return found
+
+
+def skipped_notice(skipped):
+    """The one line naming every session directory a store-wide export left out."""
+    listed = "; ".join(f"{s['directory']} ({s['error']})" for s in skipped)
+    noun = "session" if len(skipped) == 1 else "sessions"
+    return f"om: export left out {len(skipped)} unreadable {noun}: {listed}"
+
+
+def _notice(line, stderr=None):
+    # One line, UTF-8 whatever the locale, never an error of its own: the document is already complete.
+    import sys
+
+    stream = stderr if stderr is not None else sys.stderr
+    line = " ".join(line.splitlines()) + "\n"
+    try:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(line)
+        else:
+            stream.flush()
+            buffer.write(line.encode("utf-8", "backslashreplace"))
+        stream.flush()
+    except Exception:
+        pass
 
 
 def write(path, text, store=None):
@@ -99,18 +143,23 @@ def write(path, text, store=None):
     return real, data
 
 
+#: Prefix of the MCP server's export folders in the temporary directory (then `<pid>-`).
+FRESH_PREFIX = "om-export-"
+_fresh = []  # this process's export folder, once made
+
+
 def write_fresh(text, fmt):
-    """Write `text` to a new private file in the temporary directory; return (path, bytes).
+    """Write `text` to a new private file in this process's export folder; return (path, bytes).
 
     For the MCP tool: the server may run outside the agent's sandbox, so it
     never writes where a caller names, only to a file nobody else could have
-    chosen.
+    chosen. The file lasts until this process calls `discard_fresh`.
     """
     import tempfile
 
     data = text.encode("utf-8")
     try:
-        fd, path = tempfile.mkstemp(prefix="om-export-", suffix="." + fmt)
+        fd, path = tempfile.mkstemp(prefix=FRESH_PREFIX, suffix="." + fmt, dir=_fresh_directory())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -118,3 +167,52 @@ def write_fresh(text, fmt):
     except OSError as e:
         raise StoreError(f"om: cannot write the export: {e.strerror or e}") from None
     return path, data
+
+
+def _fresh_directory():
+    if not _fresh:
+        import tempfile
+
+        sweep_fresh()
+        _fresh.append(tempfile.mkdtemp(prefix=f"{FRESH_PREFIX}{os.getpid()}-"))
+    return _fresh[0]
+
+
+def discard_fresh():
+    """Remove this process's export folder and every file in it (the MCP server, when it stops)."""
+    import shutil
+
+    while _fresh:
+        shutil.rmtree(_fresh.pop(), ignore_errors=True)
+
+
+def sweep_fresh(directory=None):
+    """Remove the export folders of this user's processes that are gone; return the paths removed.
+
+    Only folders named `om-export-<pid>-*`, owned by this user, not links, whose
+    process no longer exists. Never raises."""
+    import shutil
+    import stat
+    import tempfile
+
+    from om.store import process_alive
+
+    directory = directory or tempfile.gettempdir()
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.startswith(FRESH_PREFIX))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        pid, _, rest = name[len(FRESH_PREFIX):].partition("-")
+        path = os.path.join(directory, name)
+        if not (pid.isdigit() and rest) or process_alive(int(pid)):
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed

@@ -205,18 +205,20 @@ def _when(stamp):
     return _e(text)
 
 
-def render_html(snapshots, all_sessions):
+def render_html(snapshots, all_sessions, skipped=()):
     texts = {}
     body = []
     if all_sessions:
         title = "Memory of every session"
         body.append(_index(snapshots))
+        if skipped:
+            body.append(_skipped(skipped))
     else:
         s = snapshots[0]
         title = "Memory of session " + s["session"]
     for n, s in enumerate(snapshots, 1):
         body.append(_session(s, f"S{n}", texts, all_sessions))
-    if all_sessions and not snapshots:
+    if all_sessions and not snapshots and not skipped:
         body.append('<p class="unknown">The store holds no session.</p>')
     head = (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -299,6 +301,12 @@ def _index(snapshots):
         '<th class="n">Sources</th><th>Last activity</th>'
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
     )
+
+
+def _skipped(skipped):
+    items = "".join(f"<li><code>{_e(s['directory'])}</code>: {_e(s['error'])}</li>" for s in skipped)
+    return (f'<h2 id="skipped">Not exported</h2>\n<p class="unknown">{len(skipped):,} session'
+            f'{"" if len(skipped) == 1 else "s"} of the store could not be read:</p>\n<ul class="skipped">{items}</ul>\n')
 
 
 def _session(s, prefix, texts, all_sessions):

@@ -6,6 +6,9 @@ Invariants:
 - `sessions[i].sources` are exactly what `recall` prints for each source and
   `sessions[i].entries` exactly what `view --all` prints, in seq order.
 - The text is the canonical encoding of `om.jsonio.dumps`, one line.
+- A store-wide document (`"scope": "store"`) also lists under `skipped` the
+  session directories it could not read, `{"directory", "error"}` each (an
+  addition a version-1 reader may ignore: every session it does hold is whole).
 """
 
 from om import __version__
@@ -16,8 +19,8 @@ FORMAT = "om-export"
 VERSION = 1
 
 
-def document(snapshots, all_sessions):
-    return {
+def document(snapshots, all_sessions, skipped=()):
+    doc = {
         "format": FORMAT,
         "version": VERSION,
         "generator": f"om {__version__}",
@@ -35,7 +38,10 @@ def document(snapshots, all_sessions):
             for s in snapshots
         ],
     }
+    if all_sessions:
+        doc["skipped"] = list(skipped)
+    return doc
 
 
-def render_json(snapshots, all_sessions):
-    return dumps(document(snapshots, all_sessions)) + "\n"
+def render_json(snapshots, all_sessions, skipped=()):
+    return dumps(document(snapshots, all_sessions, skipped)) + "\n"

@@ -47,12 +47,16 @@ def code(text):
     return f"{marks}{text}{marks}"
 
 
-def render_markdown(snapshots, all_sessions):
+def render_markdown(snapshots, all_sessions, skipped=()):
     parts = []
     if all_sessions:
         parts.append("# Memory of every session in the store\n\n")
-        if not snapshots:
+        if not snapshots and not skipped:
             parts.append("The store holds no session.\n")
+        if skipped:
+            parts.append(f"Not exported, because their ledgers cannot be read ({len(skipped)}):\n\n")
+            parts.extend(f"- {code(s['directory'])}: {code(s['error'])}\n" for s in skipped)
+            parts.append("\n")
         for i, s in enumerate(snapshots, 1):
             c = counts(s)
             parts.append(

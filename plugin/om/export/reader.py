@@ -7,13 +7,16 @@ Invariants:
 - Sources and entries come out exactly as `recall` and `view --all` print
   them (the same row decoders), so a JSON export round-trips against them.
 - One snapshot: all reads of a session happen in one read transaction.
+- A store-wide read skips what it cannot read: a session directory that is not
+  a readable v1 ledger of the session its name hashes (the test `om sessions`
+  applies, om.sessions.catalogue) is named with its reason, and every other
+  session is still exported. A single session that cannot be read fails.
 """
 
 import os
 
-from om.errors import NotFound, StoreError
-from om.ledger import Ledger
-from om.store import DB_NAME, database_path, resolve_store, validate_session
+from om.errors import NotFound, OmError, StoreError
+from om.store import database_path, resolve_store, session_dir, validate_session
 
 #: The meta key in which a session's project is recorded. Sessions without it
 #: export with project None ("unknown" in the documents).
@@ -26,30 +29,56 @@ def read_session(store, session):
     path = database_path(store, session)
     if not os.path.isfile(path):
         raise NotFound(f"om: no ledger for session {session!r} in store {store}")
-    return _read(store, path, session)
+    from om.ledger import Ledger
+    from om.sessions.catalogue import database_error
+
+    try:
+        ledger = Ledger.open_directory(store, session_dir(store, session))
+        if ledger.session != session:
+            ledger.close()
+            raise StoreError("its ledger belongs to another session")
+        with ledger:
+            return _read(ledger)
+    except (OmError, database_error(), *UNREADABLE) as e:
+        raise StoreError(f"om: cannot read the ledger {path}: {_reason(e)}") from None
 
 
 def read_all(store):
-    """Snapshots of every session in the store, most recent activity first."""
+    """(snapshots of every readable session, most recent activity first; [{directory, error}] of the rest)."""
+    from om.sessions.catalogue import database_error, scan
+
     store = resolve_store(store, create=False)
-    try:
-        names = sorted(n for n in os.listdir(store) if n.startswith("session-"))
-    except OSError as e:
-        raise StoreError(f"om: cannot list store {store}: {e.strerror or e}") from None
-    snapshots = []
-    for name in names:
-        path = os.path.join(store, name, DB_NAME)
-        if os.path.isfile(path):
-            snapshots.append(_read(store, path, None))
+    snapshots, skipped = [], []
+    for name, ledger, meta in scan(store):
+        directory = os.path.join(store, name)
+        if ledger is None:
+            skipped.append({"directory": directory, "error": meta})
+            continue
+        try:
+            with ledger:
+                snapshots.append(_read(ledger))
+        except (OmError, database_error(), *UNREADABLE) as e:
+            skipped.append({"directory": directory, "error": f"not a readable ledger: {_reason(e)}"})
     snapshots.sort(key=lambda s: (s["last_activity"] or "", s["session"]), reverse=True)
-    return snapshots
+    return snapshots, skipped
 
 
-def _read(store, path, session):
-    with Ledger.open_read_only(store, path, session) as ledger:
-        # Errors inside the read transaction come out as one-line StoreErrors.
-        with ledger.reading():
-            return _snapshot(ledger)
+#: What a damaged row raises while it is decoded (a body that is not the JSON v1 writes);
+#: om's own errors (a body om.jsonio refuses, a failed read) are caught beside them.
+UNREADABLE = (ValueError, KeyError, TypeError)
+
+
+def _reason(error):
+    if isinstance(error, KeyError):
+        return f"a row lacks its {error.args[0]!r} field"
+    text = str(error).removeprefix("om: ")
+    return " ".join(text.split()) or type(error).__name__
+
+
+def _read(ledger):
+    # Errors inside the read transaction come out as one-line StoreErrors.
+    with ledger.reading():
+        return _snapshot(ledger)
 
 
 def _snapshot(ledger):

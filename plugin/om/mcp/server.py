@@ -10,6 +10,9 @@ Invariants:
   stdout ends the loop, with exit status 0.
 - A line longer than the input limit (4 MB, as for the CLI's stdin) is
   skipped without being held in memory, and answered with an error.
+- What the server leaves behind lasts only as long as it runs: when it stops
+  (end of input, a closed stdout, SIGTERM) it removes the folder its `export`
+  tool wrote (om.export.discard_fresh).
 """
 
 import sys
@@ -233,6 +236,7 @@ def serve(store_arg, stdin, stdout, stderr=None):
     server = Server(store, log)
     # Whatever else might print must not corrupt the protocol stream.
     saved_stdout, sys.stdout = sys.stdout, sys.stderr
+    saved_term = _exit_on_sigterm()
     try:
         while True:
             line, oversized = _read_line(stdin)
@@ -253,3 +257,28 @@ def serve(store_arg, stdin, stdout, stderr=None):
                 return 0
     finally:
         sys.stdout = saved_stdout
+        _restore_sigterm(saved_term)
+        if "om.export" in sys.modules:  # only a server whose export tool ran has files to remove
+            sys.modules["om.export"].discard_fresh()
+
+
+def _exit_on_sigterm():
+    """SIGTERM (how a client stops its server) unwinds like end of input, so `serve` cleans up.
+
+    Returns the handler it replaced, or None when it could not install one (not the main thread)."""
+    import signal
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+
+    try:
+        return signal.signal(signal.SIGTERM, stop)
+    except ValueError:
+        return None
+
+
+def _restore_sigterm(previous):
+    if previous is not None:
+        import signal
+
+        signal.signal(signal.SIGTERM, previous)

@@ -112,7 +112,8 @@ EXPORT = (
     " 'md' (Markdown for people: active memory by importance, retired entries, cited sources), 'json'"
     " (the complete versioned export, every source and entry) or 'html' (a self-contained memory browser)."
     " Read-only for the ledger. Use it when the user asks to see, keep or hand over the memory; give them"
-    " the path.",
+    " the path, and tell them the file is removed when this session's om server stops, so they copy it"
+    " to keep it.",
     _schema(
         {
             "format": {"type": "string", "enum": ["md", "json", "html"], "description": "Document format."},
@@ -342,9 +343,9 @@ def _export(store, session, args):
     all_sessions = args.get("all_sessions", False)
     if not isinstance(all_sessions, bool):
         raise InputError("om: export: argument 'all_sessions' must be true or false")
-    text = render(store, session, fmt, all_sessions)
+    text, skipped = render(store, session, fmt, all_sessions)
     path, data = write_fresh(text, fmt)
-    return dumps(receipt(path, fmt, data))
+    return dumps(receipt(path, fmt, data, skipped if all_sessions else None))
 
 
 def _search_options(args):

@@ -17,7 +17,7 @@ Invariants:
 import os
 
 from om.errors import Conflict, NotFound, StoreError
-from om.sessions.project import CREATED_KEY, CWD_KEY, PROJECT_KEY, project_root
+from om.project import CREATED_KEY, CWD_KEY, PROJECT_KEY, project_root
 from om.store import DB_NAME, fsync_dir, resolve_store, session_dir, validate_session
 
 DIR_PREFIX = "session-"

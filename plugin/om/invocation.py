@@ -1,0 +1,74 @@
+"""How a shell runs this very runtime: the one owner of that answer.
+
+Invariants:
+- One reading of where this runtime lives (`runtime_path`): the launcher or
+  zipapp the user ran, else the source tree's `bin/om` when started as
+  `python -m om`, else nothing (then `-m om`). Every command any part of `om`
+  prints or advertises starts from it.
+- Commands the agent runs (`runtime_argv`, `ledger_argv`, `ledger_command`,
+  `store_command`) are an absolute interpreter, the one running now, plus an
+  absolute runtime path plus their arguments, each quoted for a POSIX shell:
+  they run unchanged from the agent's shell in any working directory, whatever
+  its PATH holds, and `shlex.split(ledger_command(...))` recovers exactly
+  `ledger_argv(...)` (om.adapter.selfcapture recognises the agent's ledger
+  calls by that argv).
+- The command a person types (`runtime_command`, doctor's fixes) is `om` when
+  PATH finds this very runtime, else `python3 <runtime path>`: readable, and
+  what the plugin's launcher itself runs.
+- Import-light, because the hook path uses it: quoting is
+  `om.fastpath.shell_quote`, not `shlex` (which imports `re`).
+"""
+
+import os
+import sys
+
+from om.fastpath import shell_quote as quote
+
+
+def runtime_path():
+    """The file that runs this runtime from anywhere, or '' when only `python -m om` does."""
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+    package = os.path.dirname(os.path.abspath(__file__))
+    if script and os.path.basename(script) == "__main__.py" and os.path.dirname(script) == package:
+        # `python -m om`: point at the source tree's launcher when there is one.
+        launcher = os.path.join(os.path.dirname(package), "bin", "om")
+        return launcher if os.path.isfile(launcher) else ""
+    return script if script and os.path.exists(script) else ""
+
+
+def _interpreter():
+    # Not realpath: a virtualenv interpreter must stay the virtualenv one.
+    return os.path.abspath(sys.executable) if sys.executable else "python3"
+
+
+def runtime_argv():
+    """[interpreter, runtime] that run this very runtime from anywhere."""
+    path = runtime_path()
+    return [_interpreter(), path] if path else [_interpreter(), "-m", "om"]
+
+
+def ledger_argv(store, session):
+    return runtime_argv() + ["--store", store, "--session", session]
+
+
+def ledger_command(store, session):
+    """The exact command the adapters advertise for one session's ledger."""
+    return " ".join(quote(word) for word in ledger_argv(store, session))
+
+
+def store_command(store, *words):
+    """The agent's exact command for a store-wide call, e.g. store_command(store, "sessions")."""
+    return " ".join(quote(word) for word in runtime_argv() + ["--store", store, *words])
+
+
+def runtime_command():
+    """How a person's shell runs this runtime: `om` when that is what PATH finds, else python3 and its path."""
+    path = runtime_path()
+    if not path:
+        return f"{quote(_interpreter())} -m om"
+    import shutil  # only doctor asks; the hook path never does
+
+    found = shutil.which("om")
+    if found and os.path.realpath(found) == os.path.realpath(path):
+        return "om"
+    return "python3 " + quote(path)
