@@ -10,9 +10,15 @@ pyenv shim; the launcher must name it too) and interleaved rounds:
     pyz        python3 -I om.pyz --version  (the shiv zipapp run directly, warm cache)
     hook       <launcher> --store S hook --client codex < UserPromptSubmit (the hook path)
     hook-src   the same hook command from the source tree
-and prints medians and ratios to `bare`. bench/hook.py measures the hook on big ledgers.
+    status     <launcher> --store S --session s1 status   (a ledger command: parse, open, print)
+    status-src the same status command from the source tree
+    capture    <launcher> --store S --session s1 capture < {kind,text,key} (the same key: one row)
+    capture-src the same capture command from the source tree
+and prints medians and ratios to `bare`. With `--against DIR` (another checkout, e.g. a
+worktree of main) the source-tree rows also run from DIR's tree in the same rounds,
+as `<row>@base`, so a change is read against its baseline in one run. bench/hook.py measures the hook on big ledgers.
 
-Usage: python bench/startup.py [--rounds 40]
+Usage: python bench/startup.py [--rounds 40] [--against DIR]
 """
 
 import argparse
@@ -33,8 +39,11 @@ PROMPT = (b'{"session_id":"bench","turn_id":"t1","cwd":"/","model":"mock","trans
           b'"permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"Please fix the bug"}')
 
 
+CAPTURE = b'{"kind":"tool","text":"ls -la\\ntotal 0","key":"bench-capture"}'
+
+
 def timed(cmd, env):
-    stdin = PROMPT if "hook" in cmd else b""
+    stdin = PROMPT if "hook" in cmd else CAPTURE if "capture" in cmd else b""
     t = time.perf_counter()
     subprocess.run(cmd, env=env, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - t
@@ -51,6 +60,7 @@ def _launcher_interpreter(launcher):
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=40)
+    p.add_argument("--against", type=Path, help="another checkout whose source-tree rows run in the same rounds")
     args = p.parse_args(argv)
     import importlib.util
 
@@ -69,6 +79,7 @@ def main(argv=None):
         if launcher_python != python:
             sys.exit(f"bench/startup.py: the launcher runs {launcher_python}, not {python}: not comparable")
         hook = ["--store", str(tmp / "store"), "hook", "--client", "codex"]
+        ledger = ["--store", str(tmp / "store"), "--session", "s1"]
         commands = {
             "bare": [python, "-I", "-S", "-c", "pass"],
             "installed": [str(tmp / "bin" / "om"), "--version"],
@@ -76,7 +87,15 @@ def main(argv=None):
             "pyz": [python, "-I", str(pyz), "--version"],
             "hook": [str(tmp / "bin" / "om"), *hook],
             "hook-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *hook],
+            "status": [str(tmp / "bin" / "om"), *ledger, "status"],
+            "status-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *ledger, "status"],
+            "capture": [str(tmp / "bin" / "om"), *ledger, "capture"],
+            "capture-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *ledger, "capture"],
         }
+        if args.against is not None:
+            base = str(args.against.resolve() / "plugin")
+            for name in ("source", "hook-src", "status-src", "capture-src"):
+                commands[f"{name}@base"] = [*commands[name][:4], SOURCE % base, *commands[name][5:]]
         for cmd in commands.values():  # warm caches (shiv extraction, page cache)
             for _ in range(3):
                 timed(cmd, env)
@@ -89,7 +108,7 @@ def main(argv=None):
     print(f"interpreter: {python} ({sys.version.split()[0]}), {args.rounds} interleaved rounds")
     for name, cmd in commands.items():
         shown = " ".join(cmd[:4] + ["<import om.cli from the tree>", *cmd[5:]] if "-c" in cmd and name != "bare" else cmd)
-        print(f"{name:10s} median {med[name]:6.1f} ms  p95 {p95[name]:6.1f} ms  "
+        print(f"{name:16s} median {med[name]:6.1f} ms  p95 {p95[name]:6.1f} ms  "
               f"x{med[name] / med['bare']:.2f} of bare   {shown.replace(str(tmp), '$TMP')}")
     print(f"installed is x{med['pyz'] / med['installed']:.2f} faster than running the pyz directly")
     return 0

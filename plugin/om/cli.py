@@ -1,314 +1,24 @@
-"""Command line: parse, dispatch, and map errors to exit codes in one place.
+"""Command line boundary: run one command line, and map errors to exit codes in one place.
 
 Invariants:
 - This is the only module that prints to stdout/stderr or decides an exit
-  status. Handlers return a `Reply` (stdout text, exit status, an optional
-  notice line for stderr; the text alone or `(text, status)` also do) or
-  raise `om.errors.OmError`; `main` is the one boundary that turns either
-  into output and an exit code.
-- The commands are the table `COMMANDS`: one `Command(name, help, add, run)`
-  each, where `add(parser)` declares the command's own arguments (or is None)
-  and `run(args)` handles it. Adding a command is one entry plus its handler.
-- `--store` and `--session` may stand before or after the command word (v1
-  accepted both), once each: the same option with two different values is a
-  usage error.
-- Handlers import their modules lazily so that a command pays only for itself.
+  status. Handlers (the table of commands, `om.commands.COMMANDS`) return a
+  `Reply` or raise `om.errors.OmError`; `main` is the one boundary that turns
+  either into output and an exit code.
+- The registered hook command (`--store DIR hook --client NAME`, exactly)
+  goes straight to the client's adapter: it loads neither argparse nor the
+  command table, which every other command line loads (`om.commands`, where
+  `--store`/`--session` are read either side of the command word, once each).
+- Run as the process, every command line ends in `_end`: output flushed, then
+  `os._exit`, without interpreter teardown. So handlers leave nothing for it:
+  no threads, no atexit handlers, no file or temporary directory left open.
 """
 
 import os
 import sys
 
-from om import CLIENTS, STORE_ENV, __version__
-from om.errors import NotFound, OmError, UsageError
-
-
-class Reply:
-    """What a handler asks `main` to print: `text` on stdout, `notice` as one stderr line."""
-
-    __slots__ = ("text", "code", "notice")
-
-    def __init__(self, text=None, code=0, notice=None):
-        self.text, self.code, self.notice = text, code, notice
-
-
-class Command:
-    """One row of `COMMANDS`: its name and help, `add(parser)` for its own arguments, `run(args)`."""
-
-    __slots__ = ("name", "help", "add", "run")
-
-    def __init__(self, name, help_, add, run):
-        self.name, self.help, self.add, self.run = name, help_, add, run
-
-
-# -- shared pieces of the handlers ------------------------------------------------
-
-
-def _store_path(args):
-    store = args.store if args.store is not None else os.environ.get(STORE_ENV)
-    if not store:
-        raise UsageError(f"om: --store is required (or set {STORE_ENV})")
-    return store
-
-
-def _session(args):
-    if args.session is None:
-        raise UsageError("om: --session is required for this command")
-    return args.session
-
-
-def _json_out(value):
-    from om.jsonio import dumps
-
-    return dumps(value) + "\n"
-
-
-def _json(value, notice=None):
-    return Reply(_json_out(value), notice=notice)
-
-
-def _read_stdin():
-    from om.jsonio import decode_input, read_stdin_limited
-
-    return decode_input(read_stdin_limited(sys.stdin.buffer))
-
-
-def _open(args):
-    from om.ledger import Ledger
-
-    return Ledger.open(_store_path(args), _session(args))
-
-
-def _never_captured(ledger):
-    """The notice for a session id under which this store holds no evidence, else None."""
-    if ledger.has_sources():
-        return None
-    from om.render import never_captured_notice
-
-    return never_captured_notice(ledger.session, ledger.store)
-
-
-# -- the commands: one `_add_<verb>` (its arguments) and one `_run_<verb>` each -------
-
-
-def _run_capabilities(args):
-    from om import CLIENTS, LEDGER_SCHEMA, PROTOCOL_VERSION
-
-    return _json(
-        {"version": __version__, "protocol_version": PROTOCOL_VERSION, "ledger_schema": LEDGER_SCHEMA,
-         "clients": list(CLIENTS)}
-    )
-
-
-def _add_check_compatibility(p):
-    p.add_argument("--protocol", required=True)
-    p.add_argument("--client", required=True)
-
-
-def _run_check_compatibility(args):
-    from om import CLIENTS, PROTOCOL_VERSION
-
-    if not (args.protocol.strip() == str(PROTOCOL_VERSION) and args.client in CLIENTS):
-        raise OmError(
-            f"om: incompatible: protocol {args.protocol!r} for client {args.client!r} "
-            f"(this runtime speaks protocol {PROTOCOL_VERSION} for {', '.join(CLIENTS)})"
-        )
-    return _json({"compatible": True})
-
-
-def _run_capture(args):
-    from om.schema import CAPTURE, validate
-
-    request = validate(CAPTURE, _read_stdin())  # before opening: a rejected capture creates no ledger
-    with _open(args) as ledger:
-        return _json({"source_id": ledger.capture(**request)})
-
-
-def _run_pending(args):
-    with _open(args) as ledger:
-        return _json(ledger.pending())
-
-
-def _run_apply(args):
-    from om.schema import CHECKPOINT, validate
-
-    checkpoint = validate(CHECKPOINT, _read_stdin())
-    with _open(args) as ledger:
-        return _json(ledger.apply(checkpoint))
-
-
-def _run_status(args):
-    with _open(args) as ledger:
-        return _json(ledger.status())
-
-
-def _run_prime(args):
-    from om.views import prime_text
-
-    with _open(args) as ledger:
-        return Reply(prime_text(ledger), notice=_never_captured(ledger))
-
-
-def _add_view(p):
-    p.add_argument("--all", action="store_true", help="JSON of every entry, active and retired")
-
-
-def _run_view(args):
-    with _open(args) as ledger:
-        if args.all:
-            return _json(ledger.entries(), notice=_never_captured(ledger))
-        from om.views import view_text
-
-        return Reply(view_text(ledger), notice=_never_captured(ledger))
-
-
-def _add_recall(p):
-    p.add_argument("id")
-
-
-def _run_recall(args):
-    with _open(args) as ledger:
-        try:
-            return _json(ledger.recall(args.id))
-        except NotFound as e:
-            notice = _never_captured(ledger)
-            if notice is None:
-                raise
-            raise NotFound(f"{e}; {notice[len('om: '):]}") from None
-
-
-def _run_pause(args):
-    with _open(args) as ledger:
-        return _json(ledger.set_paused(True))
-
-
-def _run_resume(args):
-    with _open(args) as ledger:
-        return _json(ledger.set_paused(False))
-
-
-def _add_fork(p):
-    p.add_argument("--to-session", required=True)
-
-
-def _run_fork(args):
-    from om.transfer import fork
-
-    return _json(fork(_store_path(args), _session(args), args.to_session))
-
-
-def _add_import(p):
-    p.add_argument("--from-store", required=True)
-    p.add_argument("--from-session", required=True)
-
-
-def _run_import(args):
-    from om.transfer import import_session
-
-    return _json(import_session(_store_path(args), _session(args), args.from_store, args.from_session))
-
-
-def _add_search(p):
-    p.add_argument("query", nargs="+", help="natural-language words")
-    p.add_argument("--sources", action="store_true", help="include captured evidence")
-    p.add_argument("--include-retired", action="store_true", help="include retired memories")
-    p.add_argument("--limit", type=int, default=10, help="at most N results (1 to 100, default 10)")
-    p.add_argument("--all-sessions", action="store_true", help="search every session of the store in one list")
-    p.add_argument("--project", help="with --all-sessions: only sessions of the project holding DIR")
-
-
-def _run_search(args):
-    if args.all_sessions or args.project is not None:
-        return _search_all(args)
-    from om.search import search
-
-    with _open(args) as ledger:
-        result = search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
-        return _json(result, notice=_never_captured(ledger))
-
-
-def _search_all(args):
-    from om.sessions.crosssearch import search_all
-
-    if not args.all_sessions:
-        raise UsageError("om: search --project goes with --all-sessions")
-    found = search_all(_store_path(args), " ".join(args.query), args.sources, args.include_retired, args.limit,
-                       args.project)
-    _skipped(found)
-    return _json(found)
-
-
-def _add_sessions(p):
-    p.add_argument("--project", help="only sessions of the project holding DIR")
-    p.add_argument("--json", action="store_true", help="print the listing as one JSON document")
-    p.add_argument("--remove", metavar="ID", help="delete session ID from the store for good")
-    p.add_argument("-y", "--yes", action="store_true", help="with --remove: do not ask for confirmation")
-
-
-def _run_sessions(args):
-    from om.sessions import catalogue
-
-    if args.remove is None:
-        if args.yes:
-            raise UsageError("om: sessions: -y goes with --remove ID")
-        listing = catalogue.list_sessions(_store_path(args), args.project)
-        _skipped(listing)
-        return Reply(_json_out(listing) if args.json else catalogue.render_table(listing))
-    if args.project is not None or args.json:
-        raise UsageError("om: sessions --remove takes no --project or --json")
-    store, directory, what = catalogue.describe(_store_path(args), args.remove)
-    from om.selfupdate.command import _confirm
-
-    _confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
-             "om: removing a session needs confirmation; rerun with -y")
-    return _json(catalogue.remove_session(store, directory, args.remove))
-
-
-def _skipped(report):
-    # Sessions that could not be read are named on stderr; the rest of the report stands.
-    for item in report["skipped"]:
-        _emit_error(f"om: skipped {item['directory']}: {item['error']}")
-
-
-def _add_export(p):
-    p.add_argument("--format", required=True, choices=["md", "json", "html"], help="document format")
-    p.add_argument("--out", metavar="PATH", help="write the document to PATH (atomically, 0600) instead of stdout")
-    p.add_argument("--all-sessions", action="store_true", help="every session of the store, with an index")
-
-
-def _run_export(args):
-    from om.export import run as export
-
-    session = None if args.all_sessions else _session(args)
-    return Reply(export(_store_path(args), session, args.format, args.out, args.all_sessions))
-
-
-def _add_doctor(p):
-    p.add_argument("--json", action="store_true", help="print the findings as JSON")
-
-
-def _run_doctor(args):
-    from om.doctor import diagnose, render
-
-    report = diagnose(args.store or os.environ.get(STORE_ENV))
-    text = _json_out(report) if args.json else render(report)
-    return Reply(text, 1 if report["status"] == "fail" else 0)
-
-
-def _run_mcp(args):
-    from om.mcp import serve
-
-    # The server owns stdout (protocol only) until end of input.
-    serve(args.store, sys.stdin.buffer, sys.stdout.buffer)
-    return Reply()
-
-
-def _add_hook(p):
-    p.add_argument("--client", required=True, choices=list(CLIENTS))
-
-
-def _run_hook(args):
-    # The hook owns its own output and never raises past this point.
-    return Reply(_hook_module(args.client).run_hook(_store_path(args), sys.stdin.buffer, sys.stderr))
+from om import CLIENTS
+from om.errors import OmError
 
 
 def _hook_module(client):
@@ -320,117 +30,6 @@ def _hook_module(client):
     from om.codex import hook as codex
 
     return codex
-
-
-def _add_self(s):
-    # `om self ...` (standalone distribution); its module is imported only when run.
-    ss = s.add_subparsers(dest="self_command", metavar="SUBCOMMAND", parser_class=type(s))
-    u = ss.add_parser("update", help="update to the newest release of the channel")
-    u.add_argument("--check", action="store_true", help="only check: exit 100 when an update exists")
-    u.add_argument("--force", action="store_true", help="reinstall, or move back to an older release")
-    u.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
-    c = ss.add_parser("channel", help="print or set the update channel")
-    c.add_argument("channel", nargs="?", choices=["stable", "rc", "nightly"])
-    c.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
-    ss.add_parser("rollback", help="switch back to the previously installed version")
-    ss.add_parser("install", help="install the running zipapp as the `om` command")
-
-
-def _run_self(args):
-    from om.selfupdate.command import run
-
-    return Reply(run(args, sys.stdin, sys.stderr))
-
-
-#: Every command, in the order `om --help` lists them.
-COMMANDS = (
-    Command("capabilities", "print version, protocol and clients as JSON (no store)", None, _run_capabilities),
-    Command("check-compatibility", "exit 0 when this runtime speaks a protocol for a client",
-            _add_check_compatibility, _run_check_compatibility),
-    Command("capture", "record one source read as {kind,text,key} JSON on stdin", None, _run_capture),
-    Command("pending", "print evidence not yet covered by a checkpoint", None, _run_pending),
-    Command("apply", "apply a checkpoint read as JSON on stdin", None, _run_apply),
-    Command("status", "print the session's ledger status", None, _run_status),
-    Command("prime", "print prepared memory for a fresh context", None, _run_prime),
-    Command("view", "print quoted active memory (at most 12,000 bytes)", _add_view, _run_view),
-    Command("recall", "print an entry or source with its evidence", _add_recall, _run_recall),
-    Command("pause", "pause automatic capture by client adapters", None, _run_pause),
-    Command("resume", "resume automatic capture", None, _run_resume),
-    Command("fork", "copy this session's ledger into a new session", _add_fork, _run_fork),
-    Command("import", "import another session's memory into this uncheckpointed session",
-            _add_import, _run_import),
-    Command("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON",
-            _add_search, _run_search),
-    Command("sessions", "list the store's sessions, most recent first, or remove one", _add_sessions, _run_sessions),
-    Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
-            _add_export, _run_export),
-    Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "
-            f"${STORE_ENV}, or the Codex plugin's data folder)", _add_doctor, _run_doctor),
-    Command("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line; store: "
-            f"--store, ${STORE_ENV}, else the Codex plugin data folder)", None, _run_mcp),
-    Command("hook", "handle one client hook event on stdin (fails open)", _add_hook, _run_hook),
-    Command("self", "update, switch channel, roll back or install this standalone om", _add_self, _run_self),
-)
-
-
-# -- parsing ------------------------------------------------------------------------
-
-
-def _parser():
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        # argparse exits 2 on bad usage, and Codex reads exit 2 as "block".
-        def error(self, message):
-            raise UsageError(f"{self.prog}: {message}")
-
-    class Once(argparse.Action):
-        """Store a value; the same option again with another value is a usage error."""
-
-        def __call__(self, parser, namespace, values, option_string=None):
-            previous = getattr(namespace, self.dest, None)
-            if previous is not None and previous != values:
-                raise UsageError(f"om: {option_string} is given twice with different values")
-            setattr(namespace, self.dest, values)
-
-    def scope(parser, suffix):
-        # After the command word the values land in their own attributes: argparse
-        # copies a subparser's whole namespace over its parent's.
-        parser.add_argument("--store", dest="store" + suffix, action=Once,
-                            help=f"store directory (default: ${STORE_ENV})")
-        parser.add_argument("--session", dest="session" + suffix, action=Once, help="session identity")
-
-    p = Parser(prog="om", description="Observational memory for coding agents.")
-    p.add_argument("--version", action="version", version=f"om {__version__}")
-    scope(p, "")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for command in COMMANDS:
-        c = sub.add_parser(command.name, help=command.help, description=command.help)
-        scope(c, "_after")
-        if command.add is not None:
-            command.add(c)
-    return p
-
-
-def _parse(argv):
-    args = _parser().parse_args(argv)
-    for name in ("store", "session"):
-        before, after = getattr(args, name), getattr(args, name + "_after", None)
-        if before is not None and after is not None and before != after:
-            raise UsageError(f"om: --{name} is given twice with different values")
-        setattr(args, name, after if after is not None else before)
-    return args
-
-
-def _dispatch(args):
-    for command in COMMANDS:
-        if command.name == args.command:
-            reply = command.run(args)
-            if isinstance(reply, Reply):
-                return reply
-            # A handler may also return its text, or (text, exit status).
-            return Reply(*reply) if isinstance(reply, tuple) else Reply(reply)
-    raise UsageError("om: a command is required (see om --help)")
 
 
 def run():
@@ -448,15 +47,35 @@ def main(argv=None):
     if program:
         argv = sys.argv[1:]
     if len(argv) == 5 and argv[0] == "--store" and argv[2:4] == ["hook", "--client"] and argv[4] in CLIENTS:
-        # The registered hook command: skip argparse (several ms per event).
+        # The registered hook command: skip the command table and argparse (several ms per event).
         code = _fast_hook(argv[1], argv[4])
-        if program:
-            # Nothing is left to clean up (the ledger is closed, the output flushed):
-            # skipping interpreter teardown saves 1 to 2 ms of every event.
-            os._exit(code)
-        return code
+    else:
+        code = _command_line(argv)
+    if program:
+        _end(code)
+    return code
+
+
+def _end(code):
+    """Exit now, skipping interpreter teardown (1 to 2 ms of every command and event).
+
+    Nothing is left for it: handlers close what they open (ledgers in `with`
+    blocks, files written atomically), start no threads and register no atexit
+    handlers, and the output is flushed here.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+def _command_line(argv):
     try:
-        reply = _dispatch(_parse(argv))
+        from om.commands import run as run_command
+
+        reply = run_command(argv)
         out, code = reply.text, reply.code
         if out:
             out.encode("utf-8")  # unencodable text is a bug reported below, not a traceback

@@ -21,7 +21,7 @@ STORAGE = [
     *(f"plugin/om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py")),
 ]
 PRESENTATION_AND_ADAPTERS = ("om.render", "om.views", "om.codex", "om.claude", "om.adapter", "om.mcp", "om.cli",
-                             "om.doctor")
+                             "om.commands", "om.doctor")
 
 
 def _imported(path):

@@ -13,7 +13,7 @@ Invariants:
   it cannot (om.export.reader) in the document, in the receipt and in one
   stderr line; the exit status stays 0, as for `sessions` and `search
   --all-sessions`. A single session that cannot be read is an error (74).
-- Not on the hook's path: nothing outside `om.cli` and `om.mcp` imports
+- Not on the hook's path: nothing outside `om.commands` and `om.mcp` imports
   this package.
 - The MCP tool's files live in one private folder per server process
   (`om-export-<pid>-*`, 0700, in the temporary directory): the server removes
