@@ -23,7 +23,23 @@ if os.environ.get("CI") == "true":
 MEMORY_TMP = "/dev/shm"
 
 
+def _python3_without_a_shim(config):
+    # Hooks, the MCP server of .mcp.json and doctor find `python3` on PATH. Where that is a
+    # version manager's shim (pyenv: a bash script of a dozen processes, about 50 ms of CPU
+    # per start), the suite spent much of its time in the shim. Put this interpreter's own
+    # binary first, alone in its directory (nothing else of its bin/ joins PATH); tests
+    # about shims and missing interpreters build their own PATH.
+    real = os.path.realpath(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)
+    if not os.access(real, os.X_OK):
+        return
+    bindir = tempfile.mkdtemp(prefix="om-tests-python3-")
+    os.symlink(real, os.path.join(bindir, "python3"))
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    config._om_python3_dir = bindir
+
+
 def pytest_configure(config):
+    _python3_without_a_shim(config)
     # Throwaway stores live in memory where the machine has a tmpfs: every ledger commit
     # is fsynced (synchronous=FULL), and on a disk those fsyncs were most of the suite's
     # time. No test depends on fsync reaching the disk: kill -9 durability is the page
@@ -34,6 +50,8 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    if getattr(config, "_om_python3_dir", None):
+        shutil.rmtree(config._om_python3_dir, ignore_errors=True)
     base = getattr(config, "_om_memory_tmp", None)
     if base:  # memory is not reclaimed by a reboot-time /tmp cleanup: remove it now
         shutil.rmtree(base, ignore_errors=True)
@@ -90,7 +108,14 @@ def om(store):
     def call(*args, session="s1", **kw):
         return run_om("--store", store, "--session", session, *args, **kw)
 
+    def setup(*args, session="s1", **kw):
+        """The same call in process, for a step that arranges state (inprocess.setup_om)."""
+        from inprocess import setup_om  # it imports this module
+
+        return setup_om("--store", store, "--session", session, *args, **kw)
+
     call.store = store
+    call.setup = setup
     return call
 
 

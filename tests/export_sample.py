@@ -1,13 +1,14 @@
 """A small, realistic session ledger for the export tests and the docs screenshot.
 
-Built through the real CLI: captures, checkpoints with every importance, a
+Built through the CLI's entry point, in process (the export tests assert on their own
+`om export` subprocesses; this only arranges the ledger): captures, checkpoints with every importance, a
 reflection, a retirement with a replacement, a truncated source, and stored
 text that tries to become markup or break Markdown fences.
 """
 
 import json
 
-from conftest import run_om
+from inprocess import setup_om
 
 HOSTILE = (
     'Tried `make ship`: </pre></script><script>window.__pwned = 1</script>'
@@ -32,9 +33,7 @@ SOURCES = [
 
 
 def om(store, *args, input=None, session="s1"):
-    r = run_om("--store", store, "--session", session, *args, input=input)
-    assert r.returncode == 0, r
-    return r
+    return setup_om("--store", store, "--session", session, *args, input=input)
 
 
 def build(store, session="s1"):

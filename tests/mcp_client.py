@@ -2,7 +2,8 @@
 
 Invariant: every byte the server writes to stdout is kept and checked by
 `close()`: each line must be one JSON-RPC 2.0 response object, so a test
-fails if the server ever writes anything but protocol.
+fails if the server ever writes anything but protocol. Once the server has
+exited, `stderr` is all it wrote (its reader thread is joined first).
 """
 
 import importlib.util
@@ -52,7 +53,9 @@ class McpServer:
         self._next_id = 0
         threading.Thread(target=self._pump, daemon=True).start()
         self._stderr = []
-        threading.Thread(target=lambda: self._stderr.append(self.proc.stderr.read()), daemon=True).start()
+        self._stderr_reader = threading.Thread(target=lambda: self._stderr.append(self.proc.stderr.read()),
+                                               daemon=True)
+        self._stderr_reader.start()
 
     def _pump(self):
         for line in iter(self.proc.stdout.readline, b""):
@@ -139,6 +142,9 @@ class McpServer:
         code = self.proc.wait(timeout=timeout)
         while self._queue.get(timeout=timeout) is not None:
             pass
+        # The process has exited, but its stderr is read by another thread that may not
+        # have run yet (a loaded machine): wait for it, or `stderr` would read as empty.
+        self._stderr_reader.join(timeout)
         for line in self.lines:
             assert line.endswith(b"\n"), line[:200]
             message = json.loads(line.decode("utf-8"))
@@ -150,6 +156,9 @@ class McpServer:
 
     @property
     def stderr(self):
+        """All the server wrote to stderr; complete only once it has exited (see close())."""
+        if self.proc.poll() is not None:
+            self._stderr_reader.join(30)
         return b"".join(self._stderr).decode("utf-8", "replace")
 
     def __enter__(self):

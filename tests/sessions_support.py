@@ -3,7 +3,10 @@
 Sessions are driven by the Codex hook command (`om --store S hook --client codex`)
 with real event shapes, and checkpointed with `om apply`; a few helpers then
 age a ledger the way an older writer would have left it (direct SQL on the
-documented v1 schema), because time only moves in whole seconds.
+documented v1 schema), because time only moves in whole seconds. `hook`, `start` and
+`om_json` run `om` as a subprocess (tests assert on them); the builders
+(`session_with_memory`, `database`) arrange state, so they call the same entry point in
+process (`setup=True`).
 """
 
 import json
@@ -11,42 +14,47 @@ import sqlite3
 from pathlib import Path
 
 from conftest import run_om
+from inprocess import run_om_in_process
 
 
-def hook(store, event, session, cwd, **fields):
+def _om(*args, input=None, setup=False):
+    return (run_om_in_process if setup else run_om)(*args, input=input)
+
+
+def hook(store, event, session, cwd, setup=False, **fields):
     payload = {"session_id": session, "transcript_path": "/tmp/rollout.jsonl", "cwd": str(cwd),
                "hook_event_name": event, "model": "gpt-5", "permission_mode": "bypassPermissions", **fields}
     if event != "SessionStart":
         payload.setdefault("turn_id", "turn-1")
-    r = run_om("--store", store, "hook", "--client", "codex", input=json.dumps(payload))
+    r = _om("--store", store, "hook", "--client", "codex", input=json.dumps(payload), setup=setup)
     assert r.returncode == 0, r
     return json.loads(r.stdout) if r.stdout.strip() else None
 
 
-def start(store, session, cwd, source="startup"):
-    response = hook(store, "SessionStart", session, cwd, source=source)
+def start(store, session, cwd, source="startup", setup=False):
+    response = hook(store, "SessionStart", session, cwd, source=source, setup=setup)
     return response["hookSpecificOutput"]["additionalContext"]
 
 
-def om_json(store, session, *args, input=None):
-    r = run_om("--store", store, "--session", session, *args, input=input)
+def om_json(store, session, *args, input=None, setup=False):
+    r = _om("--store", store, "--session", session, *args, input=input, setup=setup)
     assert r.returncode == 0, r
     return json.loads(r.stdout)
 
 
 def session_with_memory(store, session, cwd, fact, turn="turn-1"):
     """A session that started in `cwd`, got one prompt and checkpointed one observation of it."""
-    start(store, session, cwd)
-    hook(store, "UserPromptSubmit", session, cwd, turn_id=turn, prompt=fact)
-    pending = om_json(store, session, "pending")
+    start(store, session, cwd, setup=True)
+    hook(store, "UserPromptSubmit", session, cwd, turn_id=turn, prompt=fact, setup=True)
+    pending = om_json(store, session, "pending", setup=True)
     (source,) = [s for s in pending["sources"] if s["text"] == fact]
-    receipt = om_json(store, session, "apply", input=json.dumps({
+    receipt = om_json(store, session, "apply", setup=True, input=json.dumps({
         "through": pending["through"], "observations": [{"text": fact, "source_ids": [source["id"]]}]}))
     return receipt["observations"][0]
 
 
 def database(store, session):
-    listing = om_json(store, "any", "sessions", "--json")
+    listing = om_json(store, "any", "sessions", "--json", setup=True)
     (row,) = [r for r in listing["sessions"] if r["session"] == session]
     return Path(row["database"])
 

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import ROOT, run_om
+from inprocess import setup_om
 
 PLUGIN_ID = "om@observational-memory"
 COMMAND = 'sh "${PLUGIN_ROOT}/hooks/om-hook" || true'
@@ -111,8 +112,7 @@ def check(result, name):
 
 def make_store(tmp_path, receipts=True, **record):
     store = tmp_path / "store"
-    r = run_om("--store", store, "--session", "s1", "capture", input=json.dumps({"kind": "user", "text": "x", "key": "k"}))
-    assert r.returncode == 0, r
+    setup_om("--store", store, "--session", "s1", "capture", input=json.dumps({"kind": "user", "text": "x", "key": "k"}))
     # What the hook launcher records: the real interpreter, so the check does
     # not depend on whether this machine's python3 is a version-manager shim.
     (store / ".om-python").write_text(os.path.realpath(sys.executable) + "\n")

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 
 from conftest import ROOT, run_om, run_read_only
 from export_sample import HOSTILE, build
+from inprocess import setup_om
 from mcp_client import McpServer
 
 
@@ -26,6 +27,11 @@ def om_json(store, *args, session="s1", input=None):
     r = run_om("--store", store, "--session", session, *args, input=input)
     assert r.returncode == 0, r
     return r.json
+
+
+def arrange(store, *args, session="s1", input=None):
+    """A step that arranges the ledger (in process); the exports under test are subprocesses."""
+    return setup_om("--store", store, "--session", session, *args, input=input).json
 
 
 def ledger_bytes(store):
@@ -60,9 +66,9 @@ def test_the_json_export_holds_exactly_what_view_all_and_recall_print(store):
 
 def test_the_json_export_records_an_import_and_the_paused_state(store, tmp_path):
     build(store)
-    om_json(store, "pause")
+    arrange(store, "pause")
     other = tmp_path / "other"
-    om_json(other, "import", "--from-store", store, "--from-session", "s1", session="s2")
+    arrange(other, "import", "--from-store", store, "--from-session", "s1", session="s2")
     meta = json.loads(export(other, "json", session="s2"))["sessions"][0]["meta"]
     assert meta["imported_from"] == {"store": os.path.realpath(store), "session": "s1"}
     assert json.loads(export(store, "json"))["sessions"][0]["meta"]["paused"] is True
@@ -135,7 +141,7 @@ def test_the_markdown_export_reads_as_header_active_memory_retired_and_cited_sou
 def test_the_markdown_export_marks_truncated_sources_and_counts_the_uncited(store):
     build(store)
     extra = json.dumps({"kind": "user", "text": "an uncited remark", "key": "u"})
-    om_json(store, "capture", input=extra)
+    arrange(store, "capture", input=extra)
     text = export(store, "md")
     assert text.count("truncated when captured") == 1
     assert "1 captured sources that no entry cites are left out here" in text
@@ -246,7 +252,7 @@ def test_export_refuses_bad_usage_with_one_line_and_no_file(store, tmp_path):
 
 def test_a_damaged_ledger_is_a_store_error_not_a_traceback(store):
     build(store)
-    db = om_json(store, "status")["database"]
+    db = arrange(store, "status")["database"]
     with open(db, "r+b") as f:
         f.write(b"this is not sqlite" * 10)
     r = run_om("--store", store, "--session", "s1", "export", "--format", "json")
@@ -259,7 +265,7 @@ def test_a_damaged_ledger_is_a_store_error_not_a_traceback(store):
 def test_all_sessions_exports_every_session_with_project_counts_and_last_activity(store):
     build(store, session="alpha")
     build(store, session="beta <b>")
-    db = om_json(store, "status", session="alpha")["database"]
+    db = arrange(store, "status", session="alpha")["database"]
     from om.export.reader import PROJECT_META_KEY
 
     with sqlite3.connect(db) as c:

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from inprocess import setup_om
 from mcp_client import McpServer, run_om
 
 SESSION = "equivalence"
@@ -26,10 +27,13 @@ def same_error_as_cli(text, result):
     assert text == result.stderr.strip()
 
 
+def arrange(store, *args, input=None):
+    """A step that builds the scripted session, in process: the tools are compared with CLI subprocesses."""
+    return setup_om("--store", store, "--session", SESSION, *args, input=input)
+
+
 def capture(store, kind, text):
-    r = cli(store, "capture", input=json.dumps({"kind": kind, "text": text, "key": text}))
-    assert r.returncode == 0, r
-    return r.json["source_id"]
+    return arrange(store, "capture", input=json.dumps({"kind": kind, "text": text, "key": text})).json["source_id"]
 
 
 @pytest.fixture
@@ -39,24 +43,22 @@ def scripted(tmp_path):
     a = capture(store, "user", "Please keep the API <stable> & documented.")
     b = capture(store, "assistant", "I ran the tests: 41 passed, 1 failed in test_io.")
     c = capture(store, "tool", "line one\nline two \u2028 with a separator, and ünïcödé")
-    first = cli(store, "apply", input=json.dumps({"through": 3, "observations": [
+    first = arrange(store, "apply", input=json.dumps({"through": 3, "observations": [
         {"text": "The user wants the API stable & documented.", "importance": "high", "source_ids": [a]},
         {"text": "test_io fails.", "source_ids": [b]},
         {"text": "Tool output mentions ünïcödé.", "importance": "low", "source_ids": [c]},
     ]}))
-    assert first.returncode == 0, first
     o1, o2, _ = first.json["observations"]
-    second = cli(store, "apply", input=json.dumps({
+    second = arrange(store, "apply", input=json.dumps({
         "through": 3,
         "observations": [{"text": "test_io passes after the fix.", "source_ids": [b]}],
     }))
     o4 = second.json["observations"][0]
-    third = cli(store, "apply", input=json.dumps({
+    third = arrange(store, "apply", input=json.dumps({
         "through": 3,
         "reflections": [{"text": "API stability matters and tests are green.", "observation_ids": [o1, o4]}],
         "retire": [{"id": o2, "reason": "fixed", "replacement_ids": [o4]}],
     }))
-    assert third.returncode == 0, third
     capture(store, "user", "Next: write the changelog.")
     return {"store": store, "sources": [a, b, c], "observations": [o1, o2, o4],
             "reflection": third.json["reflections"][0]}
@@ -108,7 +110,7 @@ def test_memory_over_the_budget_is_cut_the_same_way(tmp_path):
     sid = capture(store, "user", "many facts")
     observations = [{"text": f"fact {i} " + "é" * 1500, "importance": ["low", "high", "critical"][i % 3],
                      "source_ids": [sid]} for i in range(20)]
-    assert cli(store, "apply", input=json.dumps({"through": 1, "observations": observations})).returncode == 0
+    arrange(store, "apply", input=json.dumps({"through": 1, "observations": observations}))
     with McpServer(store=store) as srv:
         srv.initialize()
         for name in ("view", "prime"):

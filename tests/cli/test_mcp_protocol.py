@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_client import McpServer, run_om
+from inprocess import setup_om
+from mcp_client import McpServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
@@ -24,10 +25,9 @@ MAX_LINE = 4 * 1024 * 1024
 
 
 def capture(store, text, kind="user", key=None, session=SESSION):
-    r = run_om("--store", store, "--session", session, "capture",
-               input=json.dumps({"kind": kind, "text": text, "key": key or text}))
-    assert r.returncode == 0, r
-    return r.json["source_id"]
+    """Evidence for the server to serve, captured in process (the server is the subprocess under test)."""
+    return setup_om("--store", store, "--session", session, "capture",
+                    input=json.dumps({"kind": kind, "text": text, "key": key or text})).json["source_id"]
 
 
 def minimal_arguments(name):

@@ -10,19 +10,19 @@ from conftest import run_read_only
 ENTRY_BASE = 1 << 40
 
 
+# Captures, checkpoints and status arrange the ledger in process (`om.setup`); every
+# search a test asserts on is a subprocess.
+
+
 def capture(om, text, kind="tool", key="k"):
-    r = om("capture", input=json.dumps({"kind": kind, "text": text, "key": key}))
-    assert r.returncode == 0, r
-    return r.json["source_id"]
+    return om.setup("capture", input=json.dumps({"kind": kind, "text": text, "key": key})).json["source_id"]
 
 
 def observe(om, *observations):
     """Checkpoint everything pending with the given (text, source_id[, importance]) observations."""
-    through = om("pending").json["through"]
+    through = om.setup("pending").json["through"]
     obs = [{"text": o[0], "source_ids": [o[1]], "importance": o[2] if len(o) > 2 else "medium"} for o in observations]
-    r = om("apply", input=json.dumps({"through": through, "observations": obs}))
-    assert r.returncode == 0, r
-    return r.json["observations"]
+    return om.setup("apply", input=json.dumps({"through": through, "observations": obs})).json["observations"]
 
 
 def search(om, *args):
@@ -36,8 +36,7 @@ def ids(results):
 
 
 def db_path(om):
-    r = om("status")
-    return r.json["database"]
+    return om.setup("status").json["database"]
 
 
 def test_an_exact_phrase_ranks_above_the_same_words_scattered(om):

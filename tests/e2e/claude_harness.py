@@ -4,12 +4,14 @@ Invariant: each `ClaudeHome` is a throwaway CLAUDE_CONFIG_DIR and HOME whose onl
 model endpoint is the mock on 127.0.0.1 (ANTHROPIC_BASE_URL), with nonessential
 traffic and the autoupdater off, and whose plugin was installed by the real
 `claude plugin marketplace add` and `claude plugin install` commands from a clean
-copy of this repository (the in-repo marketplace). Runs are `claude -p` with
+copy of this repository (the in-repo marketplace), or copied from such an installation
+(see ClaudeHome.setup). Runs are `claude -p` with
 stream-json output and bypassed permissions (root needs IS_SANDBOX=1 for that).
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +29,11 @@ PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
 MCP_PREFIX = f"mcp__plugin_{PLUGIN}_om__"
 #: How a hook's additionalContext reaches the model (a system message of the request).
 STOP_CONTEXT = "Stop hook additional context: "
+
+
+#: (claude binary, marketplace) -> (a copy of the configuration directory right after the
+#: plugin was installed, the configuration directory it was installed in): ClaudeHome.setup.
+_INSTALLED = {}
 
 
 def claude_binary():
@@ -120,7 +127,27 @@ class ClaudeHome:
         return next((p for p in entries if isinstance(p, dict) and p.get("id", p.get("name")) == PLUGIN_ID), None)
 
     def setup(self):
-        self.install_plugin()
+        """The plugin installed by `claude plugin marketplace add` and `claude plugin install`.
+
+        The first setup of a binary and marketplace in a test process runs both commands
+        and keeps a copy of the configuration directory they left; later setups copy it
+        into their own CLAUDE_CONFIG_DIR, moving the one absolute path Claude Code records
+        there (each plugin's installPath). Tests about installing call install_plugin().
+        """
+        key = (self.claude, str(self.marketplace_dir))
+        cached = _INSTALLED.get(key)
+        if cached is None:
+            self.install_plugin()
+            copy = self.base.parent / f"installed-{len(_INSTALLED)}"
+            shutil.copytree(self.config, copy, symlinks=True)
+            _INSTALLED[key] = (copy, str(self.config))
+            return self
+        copy, recorded = cached
+        shutil.copytree(copy, self.config, symlinks=True, dirs_exist_ok=True)
+        listing = self.config / "plugins" / "installed_plugins.json"
+        text = listing.read_text()
+        assert recorded in text, "Claude Code no longer records the installPath there"
+        listing.write_text(text.replace(json.dumps(recorded)[1:-1], json.dumps(str(self.config))[1:-1]))
         return self
 
     def run(self, prompt, *args, env=None, resume=None, timeout=120):

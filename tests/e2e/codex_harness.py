@@ -115,6 +115,10 @@ def _mkdir(path):
 BWRAP = ["bundled bwrap"] + (["system bwrap"] if system_bwrap_dir() else [])
 
 _HOMES = []
+#: (codex binary, marketplace) -> (a copy of a CODEX_HOME with the plugin installed and
+#: its hooks trusted, the plugin root inside it, the lines the install and trust added
+#: to config.toml): see CodexHome.setup.
+_INSTALLED = {}
 
 
 def _outside_temp_dir():
@@ -191,7 +195,12 @@ class CodexHome:
     def env(self, extra=None):
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("OM_", "CODEX_", "OBSERVATIONAL_MEMORY", "PLUGIN_"))}
-        env.update(CODEX_HOME=str(self.home), MOCK_API_KEY="dummy-key")
+        # A throwaway HOME, as for Claude Code: Codex snapshots the user's login shell
+        # (`bash -l`) every run, and this machine's dotfiles (a version manager's init
+        # and rehash) would be part of every test, at about 0.4 s a run.
+        home = self.base / "home"
+        home.mkdir(exist_ok=True)
+        env.update(CODEX_HOME=str(self.home), MOCK_API_KEY="dummy-key", HOME=str(home))
         if self.bwrap == "bundled bwrap":
             env["PATH"] = path_without_bwrap(env.get("PATH", ""))
         elif self.bwrap == "system bwrap":
@@ -290,9 +299,34 @@ class CodexHome:
         return listed
 
     def setup(self, sandbox="danger-full-access", top=""):
+        """Config, the plugin installed by `codex plugin add`, its hooks trusted.
+
+        The first setup of a Codex binary and marketplace in a test process installs and
+        trusts for real (checking the trust recipe against `hooks/list`) and keeps a copy
+        of the result; later setups copy that installation into their own CODEX_HOME
+        (Codex keeps no absolute CODEX_HOME path in it) and append the same trust
+        entries. Tests about installing or trusting call those steps themselves.
+        """
         self.write_config(sandbox=sandbox, top=top)
-        self.install_plugin()
-        self.trust_plugin_hooks()
+        key = (self.codex, str(self.marketplace_dir))
+        cached = _INSTALLED.get(key)
+        if cached is None:
+            before = (self.home / "config.toml").read_text()
+            self.install_plugin()
+            self.trust_plugin_hooks()
+            after = (self.home / "config.toml").read_text()
+            if after.startswith(before) and self.plugin_root.is_relative_to(self.home):
+                copy = Path(tempfile.mkdtemp(prefix="installed-", dir=self.home.parent))
+                _HOMES.append(copy)
+                shutil.copytree(self.home, copy, dirs_exist_ok=True, symlinks=True)
+                (copy / "config.toml").unlink()
+                _INSTALLED[key] = (copy, self.plugin_root.relative_to(self.home), after[len(before):])
+            return self
+        copy, plugin_root, config_added = cached
+        shutil.copytree(copy, self.home, dirs_exist_ok=True, symlinks=True)
+        with open(self.home / "config.toml", "a") as fh:
+            fh.write(config_added)
+        self.plugin_root = self.home / plugin_root
         return self
 
     def exec(self, prompt, *args, env=None, timeout=120, interrupt_after=None, resume=None):
@@ -355,6 +389,7 @@ def om(store, session, *args, input=None):
 def codex_bin(request):
     yield codex_binary(None if request.param == "OM_CODEX_BIN" else request.param)
     # Every CodexHome hangs off this fixture; pytest-xdist workers end without atexit.
+    _INSTALLED.clear()
     while _HOMES:
         shutil.rmtree(_HOMES.pop(), ignore_errors=True)
 
