@@ -485,12 +485,14 @@ class Ledger:
         count, _, chars, oldest = self._pending_totals()
         return count, chars, oldest
 
-    def _pending_totals(self):
+    def _pending_totals(self, top=None):
         """(count, UTF-8 bytes, code points, oldest seq or None) of the sources after the cursor.
 
         Reads the running-size table as far as it is valid and scans only the
         sources after it, so the cost does not grow with the backlog while the
-        hooks keep the table current. Never writes: it works read-only.
+        hooks keep the table current. Never writes: it works read-only. `top`
+        is the table's newest row as a catch-up in this transaction just left
+        it (`om.derived.sizes.current`), which spares reading it again.
         """
         cursor = self.cursor()
         oldest = self.conn.execute("SELECT min(seq) FROM sources WHERE seq > ?", (cursor,)).fetchone()[0]
@@ -500,7 +502,8 @@ class Ledger:
         scan_from = cursor
         from om.derived import sizes
 
-        top = sizes.valid_top(self.conn)
+        if top is None:
+            top = sizes.valid_top(self.conn)
         if top is not None and top[0] > cursor:
             base = sizes.totals_through(self.conn, cursor)
             size, chars, count = top[1] - base[0], top[2] - base[1], top[3] - base[2]
@@ -528,9 +531,9 @@ class Ledger:
         """
         from om.derived import sizes
 
-        last = sizes.catch_up(self.conn)
-        count, size, _, oldest = self._pending_totals()
-        return count, size, oldest, last
+        top = sizes.current(self.conn)
+        count, size, _, oldest = self._pending_totals(top if top[3] else None)
+        return count, size, oldest, top[0]
 
     def status(self):
         with self.reading():

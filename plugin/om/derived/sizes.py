@@ -20,11 +20,21 @@ NAME = "om_source_sizes_v1"
 
 def catch_up(conn):
     """Extend the table to the newest source (inside a write transaction); the seq it now covers."""
-    conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {NAME} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL,"
-        " total INTEGER NOT NULL, chars INTEGER NOT NULL, count INTEGER NOT NULL)"
-    )
-    top = covered(conn, NAME, "sources")
+    return current(conn)[0]
+
+
+def current(conn):
+    """`catch_up`, returning (seq, bytes, chars, count) of the newest row: what `valid_top` would read next."""
+    try:
+        top = covered(conn, NAME, "sources")
+    except load().OperationalError as e:  # no table yet: most events find it, so create it only then
+        if "no such table" not in str(e):
+            raise
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {NAME} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL,"
+            " total INTEGER NOT NULL, chars INTEGER NOT NULL, count INTEGER NOT NULL)"
+        )
+        top = (0, None)
     if top is False:
         conn.execute(f"DELETE FROM {NAME}")
         top = (0, None)
@@ -43,7 +53,7 @@ def catch_up(conn):
         rows.append((seq, source_id, total, chars, count))
     if rows:
         conn.executemany(f"INSERT INTO {NAME}(seq, id, total, chars, count) VALUES (?, ?, ?, ?, ?)", rows)
-    return seq
+    return seq, total, chars, count
 
 
 def invalidate(conn):
