@@ -502,12 +502,15 @@ class Ledger:
         scan_from = cursor
         from om.derived import sizes
 
+        current = top is not None  # the table reaches the newest source: nothing lies beyond it
         if top is None:
             top = sizes.valid_top(self.conn)
         if top is not None and top[0] > cursor:
             base = sizes.totals_through(self.conn, cursor)
             size, chars, count = top[1] - base[0], top[2] - base[1], top[3] - base[2]
             scan_from = top[0]
+            if current:
+                return count, size, chars, oldest
         more, more_size, more_chars = self.conn.execute(
             "SELECT count(*), coalesce(sum(length(CAST(json_extract(body, '$.text') AS BLOB))), 0),"
             " coalesce(sum(length(json_extract(body, '$.text'))), 0) FROM sources WHERE seq > ?",

@@ -56,3 +56,27 @@ def test_pending_stats_match_a_scan_whatever_was_caught_up(tmp_path_factory, ops
                 (ledger.cursor(),),
             ).fetchone()[0]
             assert ledger._pending_totals()[1] == pending_bytes  # what the hook's checkpoint policy reads
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(min_size=1, max_size=40).filter(str.strip), min_size=1, max_size=12),
+       through=st.integers(min_value=0, max_value=12), paired=st.booleans())
+def test_the_hooks_backlog_counts_exactly_what_status_reads_as_pending(tmp_path_factory, texts, through, paired):
+    # backlog() (the hooks' read, inside the capture's transaction, from the running sizes
+    # it just caught up) and the read-only pending totals must never disagree.
+    from om.ledger import Ledger
+
+    store = tmp_path_factory.mktemp("backlog")
+    with Ledger.open(str(store), "s1") as ledger:
+        with ledger.transaction():
+            for i, text in enumerate(texts):
+                ledger.capture("tool", text, f"k{i}")
+                if paired:
+                    ledger.backlog()  # the running table kept current, as the hooks keep it
+            ledger.meta_set("cursor", str(min(through, len(texts))))
+            count, size, oldest, last = ledger.backlog()
+        with ledger.reading():
+            expected = ledger._pending_totals()
+    assert (count, size, oldest) == (expected[0], expected[1], expected[3])
+    pending = texts[min(through, len(texts)):]
+    assert count == len(pending) and last == len(texts)
