@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -102,6 +103,22 @@ def sources(home, session, store=None):
     database = ledger(store or home.data_dir, session, "status")["database"]
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
         return [json.loads(body) for (body,) in conn.execute("SELECT body FROM sources ORDER BY seq")]
+
+
+@pytest.mark.parametrize("login_shell", ["zsh", "fish"])
+def test_hooks_capture_whatever_the_users_login_shell(claude, login_shell):
+    # Claude Code runs hook commands with /bin/sh, not $SHELL: the registered command reads
+    # the launcher with `command .`, which zsh and fish would not run. Were that to change,
+    # nothing would be captured here.
+    def script(request):
+        if not request.tool_results():
+            return shell("echo shell-7c1d")
+        return say("Done under " + login_shell)
+
+    home = claude(script).setup()
+    run = home.run("Print the marker", env={"SHELL": shutil.which(login_shell)})
+    assert run.returncode == 0, run
+    assert [s["kind"] for s in sources(home, run.session_id)] == ["user", "tool", "assistant"]
 
 
 def test_the_installed_plugin_captures_the_prompt_the_tool_result_and_the_reply(claude):
