@@ -549,6 +549,11 @@ def parse(argv):
     args = _scan(argv)
     if args is None:
         args = _parser(_command_word(argv)).parse_args(argv)
+    return merge_scope(args)
+
+
+def merge_scope(args):
+    """`--store`/`--session` given before and after the command word become one value each."""
     for name in ("store", "session"):
         before, after = getattr(args, name), getattr(args, name + "_after", None)
         if before is not None and after is not None and before != after:

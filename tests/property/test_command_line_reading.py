@@ -30,13 +30,7 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 
 def full_parse(argv):
     """The reference: every subparser built, then the same before/after merge."""
-    args = commands._parser().parse_args(argv)
-    for name in ("store", "session"):
-        before, after = getattr(args, name), getattr(args, name + "_after", None)
-        if before is not None and after is not None and before != after:
-            raise UsageError(f"om: --{name} is given twice with different values")
-        setattr(args, name, after if after is not None else before)
-    return args
+    return commands.merge_scope(commands._parser().parse_args(argv))
 
 
 def outcome(read, argv):
