@@ -17,10 +17,9 @@ client asks again; the usage the mock reports drives auto-compaction.
 """
 
 import json
-import threading
-import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from scripted_server import ScriptedServer
 
 COMPACTION_MARK = "create a detailed summary of the conversation so far"
 
@@ -119,102 +118,40 @@ class Request:
         return [t.get("name") for t in self.body.get("tools") or [] if isinstance(t, dict)]
 
 
-class MockMessages:
+class MockMessages(ScriptedServer):
     """Serve `script(request) -> reply` over SSE; `requests` lists what reached the script."""
 
+    NOT_FOUND = (404, json.dumps({"type": "error", "error": {"type": "not_found_error",
+                                                              "message": "not served by the mock"}}))
+    HEADERS = (("request-id", lambda: _new_id("req")),)
+
     def __init__(self, script):
-        self.script = script
-        self.requests = []
+        super().__init__(script)
         self.side_requests = []
-        self.errors = []
-        self._lock = threading.Lock()
-        self._server = None
-        self._thread = None
 
     @property
     def base_url(self):
         # Origin only: the client appends /v1/messages itself.
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
-    def start(self):
-        mock = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, status, data, ctype):
-                data = data.encode("utf-8")
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.send_header("request-id", _new_id("req"))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def do_GET(self):
-                self._send(404, _error("not served by the mock"), "application/json")
-
-            do_HEAD = do_GET
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw.decode("utf-8")) if raw else {}
-                except ValueError:
-                    body = {}
-                path = self.path.split("?")[0]
-                if path.endswith("/messages/count_tokens"):
-                    n = len(raw) // 4
-                    return self._send(200, json.dumps({"input_tokens": n}), "application/json")
-                if not path.endswith("/messages"):
-                    return self._send(404, _error("not served by the mock"), "application/json")
-                request = Request(body, {k.lower(): v for k, v in self.headers.items()})
-                if request.is_side:
-                    with mock._lock:
-                        mock.side_requests.append(request)
-                    reply = say("(mock side reply)")
-                else:
-                    with mock._lock:
-                        mock.requests.append(request)
-                    try:
-                        reply = mock.script(request)
-                    except Exception as e:  # surfaced by the test through `errors`
-                        mock.errors.append(f"{type(e).__name__}: {e}")
-                        reply = say(f"mock script failed: {e}")
-                if reply.get("delay_s"):
-                    time.sleep(reply["delay_s"])
-                model = request.body.get("model", "mock-model")
-                blocks = _blocks(reply)
-                usage = _usage(reply.get("usage"))
-                if request.body.get("stream"):
-                    return self._send(200, _sse(blocks, model, usage), "text/event-stream")
-                return self._send(200, json.dumps(_message(blocks, model, usage)), "application/json")
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self):
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def turn_requests(self):
-        return [r for r in self.requests if not r.is_compaction]
-
-
-def _error(message):
-    return json.dumps({"type": "error", "error": {"type": "not_found_error", "message": message}})
+    def respond(self, path, raw, body, headers):
+        if path.endswith("/messages/count_tokens"):
+            return 200, json.dumps({"input_tokens": len(raw) // 4}), "application/json"
+        if not path.endswith("/messages"):
+            return (*self.NOT_FOUND, "application/json")
+        request = Request(body, headers)
+        if request.is_side:
+            self.record(request, self.side_requests)
+            reply = say("(mock side reply)")
+        else:
+            self.record(request)
+            reply = self.run_script(request, say)
+        model = request.body.get("model", "mock-model")
+        blocks = _blocks(reply)
+        usage = _usage(reply.get("usage"))
+        if request.body.get("stream"):
+            return 200, _sse(blocks, model, usage), "text/event-stream"
+        return 200, json.dumps(_message(blocks, model, usage)), "application/json"
 
 
 def _new_id(prefix):

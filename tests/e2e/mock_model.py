@@ -9,10 +9,9 @@ the way a model would. Standard library only; binds 127.0.0.1 on an ephemeral po
 """
 
 import json
-import threading
-import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from scripted_server import ScriptedServer
 
 
 def say(text, **extra):
@@ -85,80 +84,21 @@ class Request:
         return []
 
 
-class MockModel:
+class MockModel(ScriptedServer):
     """Serve `script(request) -> reply` over SSE; `requests` lists what arrived."""
-
-    def __init__(self, script):
-        self.script = script
-        self.requests = []
-        self.errors = []
-        self._lock = threading.Lock()
-        self._server = None
-        self._thread = None
 
     @property
     def base_url(self):
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self):
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, status, data, ctype):
-                data = data.encode("utf-8")
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client went away (an interrupted turn)
-
-            def do_GET(self):
-                self._send(404, '{"error":{"message":"not served by the mock"}}', "application/json")
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw.decode("utf-8")) if raw else {}
-                except ValueError:
-                    body = {}
-                if not self.path.split("?")[0].endswith("/responses"):
-                    return self._send(404, '{"error":{"message":"not served by the mock"}}', "application/json")
-                request = Request(body, {k.lower(): v for k, v in self.headers.items()})
-                with model._lock:
-                    model.requests.append(request)
-                try:
-                    reply = model.script(request)
-                except Exception as e:  # surfaced by the test through `errors`
-                    model.errors.append(f"{type(e).__name__}: {e}")
-                    reply = say(f"mock script failed: {e}")
-                if reply.get("delay_s"):
-                    time.sleep(reply["delay_s"])
-                self._send(200, _sse(_items(reply, request), request.body.get("model", "mock"), reply.get("usage")),
-                           "text/event-stream")
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self):
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def turn_requests(self):
-        return [r for r in self.requests if not r.is_compaction]
+    def respond(self, path, raw, body, headers):
+        if not path.endswith("/responses"):
+            return (*self.NOT_FOUND, "application/json")
+        request = Request(body, headers)
+        self.record(request)
+        reply = self.run_script(request, say)
+        return 200, _sse(_items(reply, request), request.body.get("model", "mock"), reply.get("usage")), \
+            "text/event-stream"
 
 
 def _new_id(prefix):
