@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_moves import json_in  # noqa: F401 (the test modules import it from here)
 from claude_mock import MockMessages
 from codex_harness import export_marketplace
 
@@ -200,11 +201,6 @@ def session_in(text):
     marker = 'with session "'
     start = text.index(marker) + len(marker)
     return json.loads('"' + text[start:text.index('"', start)] + '"')
-
-
-def json_in(tool_output):
-    start = tool_output.index("{")
-    return json.JSONDecoder().raw_decode(tool_output[start:])[0]
 
 
 # -- pytest fixtures (imported by the e2e test modules) ---------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_moves import marker_checkpoint
 from claude_harness import (  # noqa: F401 (fixtures)
     MCP_PREFIX,
     STOP_CONTEXT,
@@ -77,20 +78,14 @@ def checkpointing_model(marker_command, observation, via="shell", final="Printed
             if not outputs:
                 return shell(f"{command} pending")
             if len(outputs) == 1:
-                pending = json_in(outputs[0])
-                cited = [s["id"] for s in pending["sources"] if s["kind"] == "tool" and "marker" in s["text"]]
-                checkpoint = {"through": pending["through"],
-                              "observations": [{"text": observation, "importance": "high", "source_ids": cited}]}
+                checkpoint = marker_checkpoint(json_in(outputs[0]), observation)
                 return shell(f"{command} apply <<'JSON'\n{json.dumps(checkpoint)}\nJSON", usage=apply_usage)
         else:
             session = session_in(reason)
             if not outputs:
                 return tool_call(mcp_prefix + "pending", {"session": session})
             if len(outputs) == 1:
-                pending = json_in(outputs[0])
-                cited = [s["id"] for s in pending["sources"] if s["kind"] == "tool" and "marker" in s["text"]]
-                checkpoint = {"through": pending["through"],
-                              "observations": [{"text": observation, "importance": "high", "source_ids": cited}]}
+                checkpoint = marker_checkpoint(json_in(outputs[0]), observation)
                 return tool_call(mcp_prefix + "apply", {"session": session, "checkpoint": checkpoint},
                                  usage=apply_usage)
         return say("Checkpoint done.")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_moves import json_in, marker_checkpoint
 from codex_harness import BWRAP, agent_messages, bwrap, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell
 
@@ -28,12 +29,6 @@ def ledger_command_in(text):
         if "Ledger command" in line:
             return line.split(":", 1)[1].strip().removeprefix("(run it exactly, from any directory): ")
     raise AssertionError(f"no ledger command in {text[:500]!r}")
-
-
-def json_in(tool_output):
-    """The JSON document a shell tool printed (after Codex's exec header lines)."""
-    start = tool_output.index("{")
-    return json.JSONDecoder().raw_decode(tool_output[start:])[0]
 
 
 def items_after_last_hook_prompt(request):
@@ -64,10 +59,7 @@ def checkpointing_model(marker_command, observation, final="Printed the marker."
         if not outputs:
             return shell(f"{command} pending")
         if len(outputs) == 1:
-            pending = json_in(outputs[0])
-            cited = [s["id"] for s in pending["sources"] if s["kind"] == "tool" and "marker" in s["text"]]
-            checkpoint = {"through": pending["through"],
-                          "observations": [{"text": observation, "importance": "high", "source_ids": cited}]}
+            checkpoint = marker_checkpoint(json_in(outputs[0]), observation)
             return shell(f"{command} apply <<'JSON'\n{json.dumps(checkpoint)}\nJSON", usage=apply_usage)
         return say("Checkpoint done.")
 

@@ -13,6 +13,7 @@ import sqlite3
 
 import pytest
 
+from agent_moves import marker_checkpoint
 from codex_harness import agent_messages, bwrap, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell, tool_call
 
@@ -88,9 +89,7 @@ def mcp_then_shell_model(marker, observation, seen):
         if not outputs:
             return tool_call(NAMESPACE, "pending", {"session": session})
         pending = json_document(outputs[0])
-        cited = [s["id"] for s in pending["sources"] if s["kind"] == "tool" and marker in s["text"]]
-        checkpoint = {"through": pending["through"],
-                      "observations": [{"text": observation, "importance": "high", "source_ids": cited}]}
+        checkpoint = marker_checkpoint(pending, observation, marker)
         if len(outputs) == 1:
             seen["pending"] = pending
             return shell(f"{command} apply <<'JSON'\n{json.dumps(checkpoint)}\nJSON")

@@ -1,0 +1,19 @@
+"""What the scripted models of the end-to-end tests read from a turn and write back, for either client.
+
+Invariant: pure functions of tool output text; nothing here knows which client ran the tool.
+"""
+
+import json
+
+
+def json_in(tool_output):
+    """The JSON document a tool printed (after whatever header lines the client adds)."""
+    start = tool_output.index("{")
+    return json.JSONDecoder().raw_decode(tool_output[start:])[0]
+
+
+def marker_checkpoint(pending, observation, marker="marker"):
+    """A checkpoint through `pending`, one high-importance observation citing the tool sources naming `marker`."""
+    cited = [s["id"] for s in pending["sources"] if s["kind"] == "tool" and marker in s["text"]]
+    return {"through": pending["through"],
+            "observations": [{"text": observation, "importance": "high", "source_ids": cited}]}
