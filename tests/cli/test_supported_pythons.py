@@ -176,12 +176,16 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("version", SUPPORTED)
-def test_the_fast_path_shortcuts_are_taken_and_agree_with_their_public_fallbacks(version):
-    python = interpreter(version)
-    proc = subprocess.run([python, "-I", "-c", FENCE_AGREES, str(PLUGIN)], capture_output=True, text=True,
+def _prints_ok(version, script):
+    """Run `script` (which asserts, then prints ok) on one CPython with the plugin's source as argv[1]."""
+    proc = subprocess.run([interpreter(version), "-I", "-c", script, str(PLUGIN)], capture_output=True, text=True,
                           env=_clean_env(), timeout=60)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_the_fast_path_shortcuts_are_taken_and_agree_with_their_public_fallbacks(version):
+    _prints_ok(version, FENCE_AGREES)
 
 
 @pytest.mark.parametrize("version", SUPPORTED)
@@ -230,10 +234,7 @@ print("ok")
 
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_codex_config_toml_is_read_exactly_or_refused_clearly(version):
-    python = interpreter(version)
-    proc = subprocess.run([python, "-I", "-c", TOML_READS, str(PLUGIN)], capture_output=True, text=True,
-                          env=_clean_env(), timeout=60)
-    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+    _prints_ok(version, TOML_READS)
 
 
 FENCE_FALLS_BACK = r"""
@@ -264,7 +265,4 @@ print("ok")
 
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_without_the_private_modules_the_public_fallbacks_give_the_same_results(version):
-    python = interpreter(version)
-    proc = subprocess.run([python, "-I", "-c", FENCE_FALLS_BACK, str(PLUGIN)], capture_output=True, text=True,
-                          env=_clean_env(), timeout=60)
-    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+    _prints_ok(version, FENCE_FALLS_BACK)
