@@ -7,7 +7,10 @@ databases 0600 whatever the umask, before SQLite ever opens them; a session
 directory or database file that is a symlink is refused (never followed), as
 a store that is a file is; staging directories (`.om-tmp-<pid>-*`) name the
 process that owns them, so one left by a killed process can be told from one
-still in use and removed.
+still in use and removed. Durable file writes are here too, for every module
+that writes one: `fsync_dir` after a rename, and `write_atomically` (a private
+same-directory temporary file, fsynced, then one rename), so a reader sees the
+old file or the new one, never a part.
 """
 
 import os
@@ -139,6 +142,27 @@ def fsync_dir(path):
         pass
     finally:
         os.close(fd)
+
+
+def write_atomically(path, data, mode=0o644):
+    """Write bytes to path via a same-directory temporary file, fsync, one os.replace."""
+    directory = os.path.dirname(path)
+    tmp = os.path.join(directory, ".%s.%d.%s.tmp" % (os.path.basename(path), os.getpid(), os.urandom(4).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(directory)
 
 
 # -- staging directories (fork, import) ------------------------------------------

@@ -119,27 +119,12 @@ def write(path, text, store=None):
     directory = os.path.dirname(real)
     if not os.path.isdir(directory):
         raise InputError(f"om: --out directory {directory} does not exist")
-    import tempfile
+    from om.store import write_atomically
 
     try:
-        fd, temp = tempfile.mkstemp(prefix=".om-export-", dir=directory)
+        write_atomically(real, data, mode=0o600)
     except OSError as e:
         raise StoreError(f"om: cannot write {target}: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, real)
-    except OSError as e:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise StoreError(f"om: cannot write {target}: {e.strerror or e}") from None
-    from om.store import fsync_dir
-
-    fsync_dir(directory)
     return real, data
 
 

@@ -26,7 +26,7 @@ def read():
 
 
 def write(channel):
-    from om.selfupdate.layout import write_atomically
+    from om.store import write_atomically
 
     if channel not in CHANNELS:
         raise OmError(f"om: unknown channel {channel!r}")

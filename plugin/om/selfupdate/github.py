@@ -149,7 +149,7 @@ class Client:
             return {}
 
     def _save_cache(self, cache):
-        from om.selfupdate.layout import write_atomically
+        from om.store import write_atomically
 
         try:
             os.makedirs(os.path.dirname(self.cache_path), exist_ok=True)

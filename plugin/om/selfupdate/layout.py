@@ -31,7 +31,7 @@ import zipfile
 
 from om.errors import Conflict, OmError
 from om.selfupdate.checksum import sha256_file
-from om.store import fsync_dir
+from om.store import fsync_dir, write_atomically
 
 RECEIPT = "receipt.json"
 INSTALLER = "om-standalone"
@@ -59,27 +59,6 @@ def lib_dir(home, version):
 
 def _temp_name(directory, stem):
     return os.path.join(directory, ".%s.%d.%s.tmp" % (stem, os.getpid(), os.urandom(4).hex()))
-
-
-def write_atomically(path, data, mode=0o644):
-    """Write bytes to path via a same-directory temporary file, fsync, one os.replace."""
-    directory = os.path.dirname(path)
-    tmp = _temp_name(directory, os.path.basename(path))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(directory)
 
 
 # --- receipt ------------------------------------------------------------------------
