@@ -114,10 +114,10 @@ def main():
         # the machine's load hits both sides alike.
         plain = os.path.join(work, "plain")
         shutil.copytree(store, plain)
-        from om import searchindex
+        from om.derived import fts
 
         with Ledger.open(plain, "bench") as led:
-            searchindex.drop(led.conn)
+            fts.drop(led.conn)
         n = iter(range(10**9))
 
         def capture(store_dir):
