@@ -296,7 +296,8 @@ def _run_export(args):
     from om.export import run as export
 
     session = None if args.all_sessions else _session(args)
-    return Reply(export(_store_path(args), session, args.format, args.out, args.all_sessions))
+    text, notice = export(_store_path(args), session, args.format, args.out, args.all_sessions)
+    return Reply(text, notice=notice)
 
 
 def _add_doctor(p):

@@ -52,19 +52,16 @@ def render(store, session, fmt, all_sessions=False):
     return render_html(snapshots, all_sessions, skipped), skipped
 
 
-def run(store, session, fmt, out=None, all_sessions=False, stderr=None):
-    """`om export`: the document itself, or with `out` the receipt of the file written, as text.
-
-    Sessions left out are named in one line on `stderr` (default sys.stderr), after the document is complete."""
+def run(store, session, fmt, out=None, all_sessions=False):
+    """`om export`: (text, notice). The text is the document itself, or with `out` the receipt
+    of the file written; the notice is the one line naming the sessions left out, or None."""
     text, skipped = render(store, session, fmt, all_sessions)
     if out is not None:
         from om.jsonio import dumps
 
         path, data = write(out, text, store)
         text = dumps(receipt(path, fmt, data, skipped if all_sessions else None)) + "\n"
-    if skipped:
-        _notice(skipped_notice(skipped), stderr)
-    return text
+    return text, (skipped_notice(skipped) if skipped else None)
 
 
 def receipt(path, fmt, data, skipped=None):
@@ -80,24 +77,6 @@ def skipped_notice(skipped):
     listed = "; ".join(f"{s['directory']} ({s['error']})" for s in skipped)
     noun = "session" if len(skipped) == 1 else "sessions"
     return f"om: export left out {len(skipped)} unreadable {noun}: {listed}"
-
-
-def _notice(line, stderr=None):
-    # One line, UTF-8 whatever the locale, never an error of its own: the document is already complete.
-    import sys
-
-    stream = stderr if stderr is not None else sys.stderr
-    line = " ".join(line.splitlines()) + "\n"
-    try:
-        buffer = getattr(stream, "buffer", None)
-        if buffer is None:
-            stream.write(line)
-        else:
-            stream.flush()
-            buffer.write(line.encode("utf-8", "backslashreplace"))
-        stream.flush()
-    except Exception:
-        pass
 
 
 def write(path, text, store=None):
