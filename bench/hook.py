@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "plugin"))
 SOURCES = 10_000
 SESSION = "bench-session"
 HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder", "enum", "sqlite3", "datetime",
-         "functools", "collections"}
+         "functools", "collections", "os", "_collections_abc"}
 
 
 def real_interpreter():

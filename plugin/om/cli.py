@@ -10,15 +10,15 @@ Invariants:
   command table, which every other command line loads (`om.commands`, where
   `--store`/`--session` are read either side of the command word, once each).
 - Run as the process, every command line ends in `_end`: output flushed, then
-  `os._exit`, without interpreter teardown. So handlers leave nothing for it:
+  `_exit`, without interpreter teardown. So handlers leave nothing for it:
   no threads, no atexit handlers, no file or temporary directory left open.
 """
 
-import os
 import sys
 
 from om import CLIENTS
 from om.errors import OmError
+from om.fastpath import posix  # not os: see om.fastpath
 
 
 def _hook_module(client):
@@ -68,7 +68,7 @@ def _end(code):
             stream.flush()
         except Exception:
             pass
-    os._exit(code)
+    posix._exit(code)
 
 
 def _command_line(argv):

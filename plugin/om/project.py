@@ -13,10 +13,10 @@ Invariants:
   records its own place when a client first runs in it; import keeps the
   destination's keys and never copies the source's (the importing session works
   where it works).
-- Import-light: `os` only, since it runs on the hook path.
+- Import-light: not even `os` (om.fastpath's path functions), since it runs on the hook path.
 """
 
-import os
+from om.fastpath import dirname, isabs, join, lexists, normpath, realpath
 
 CWD_KEY = "om_cwd"
 PROJECT_KEY = "om_project"
@@ -26,12 +26,12 @@ MAX_PATH_CHARS = 4096
 
 def project_root(directory):
     """The nearest ancestor of `directory` (itself included) holding `.git`, else `directory`; resolved."""
-    path = os.path.realpath(directory)
+    path = realpath(directory)
     probe = path
     while True:
-        if os.path.lexists(os.path.join(probe, ".git")):
+        if lexists(join(probe, ".git")):
             return probe
-        parent = os.path.dirname(probe)
+        parent = dirname(probe)
         if parent == probe:
             return path
         probe = parent
@@ -40,13 +40,13 @@ def project_root(directory):
 def _usable(cwd):
     if not isinstance(cwd, str) or not cwd or len(cwd) > MAX_PATH_CHARS or "\0" in cwd:
         return None
-    if not os.path.isabs(cwd):
+    if not isabs(cwd):
         return None
     try:
         cwd.encode("utf-8")
     except UnicodeEncodeError:
         return None
-    return os.path.normpath(cwd)
+    return normpath(cwd)
 
 
 def record_project(ledger, cwd):

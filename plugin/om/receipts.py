@@ -6,7 +6,7 @@ Invariants:
   for every other client, so two clients sharing a store never mix. Replaced
   atomically (write a private temp file, then rename), so a reader never sees
   a torn receipt and a crashed writer leaves the previous one intact.
-- Only `os` and `om.jsonio`: recording costs a read, a write and a rename, and
+- Only om.fastpath's `posix` and `om.jsonio`: recording costs a read, a write and a rename, and
   never raises (a hook must not fail because its receipt could not be written).
 - Concurrent hooks of one event may race; the last writer wins. Receipts are
   evidence that capture works, not an audit log.
@@ -17,8 +17,8 @@ File format (compact JSON):
    "recent_ms": [39.0, 44.2, ...]}        # the last RECENT durations, oldest first
 """
 
-import os
 
+from om.fastpath import join, posix  # not os: see om.fastpath
 from om.jsonio import dumps, loads
 
 DIR = "receipts"
@@ -30,12 +30,12 @@ FIRST_CLIENT = "codex"
 
 def directory(store, client=FIRST_CLIENT):
     if client == FIRST_CLIENT:
-        return os.path.join(store, DIR)
-    return os.path.join(store, DIR, _safe(client))
+        return join(store, DIR)
+    return join(store, DIR, _safe(client))
 
 
 def path(store, event, client=FIRST_CLIENT):
-    return os.path.join(directory(store, client), _safe(event) + ".json")
+    return join(directory(store, client), _safe(event) + ".json")
 
 
 def record(store, event, outcome, duration_ms, now=None, client=FIRST_CLIENT):
@@ -67,18 +67,18 @@ def record(store, event, outcome, duration_ms, now=None, client=FIRST_CLIENT):
             "last_failure_at": round(at, 3) if failed else previous.get("last_failure_at"),
             "recent_ms": recent,
         }
-        for level in (folder,) if client == FIRST_CLIENT else (os.path.join(store, DIR), folder):
+        for level in (folder,) if client == FIRST_CLIENT else (join(store, DIR), folder):
             try:
-                os.mkdir(level, 0o700)
+                posix.mkdir(level, 0o700)
             except FileExistsError:
                 pass
-        temp = f"{target}.{os.getpid()}.tmp"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        temp = f"{target}.{posix.getpid()}.tmp"
+        fd = posix.open(temp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
         try:
-            os.write(fd, dumps(receipt).encode("utf-8"))
+            posix.write(fd, dumps(receipt).encode("utf-8"))
         finally:
-            os.close(fd)
-        os.replace(temp, target)
+            posix.close(fd)
+        posix.replace(temp, target)
         return True
     except Exception:
         return False
@@ -89,14 +89,14 @@ def read_all(store, client=FIRST_CLIENT):
     found = {}
     folder = directory(store, client)
     try:
-        names = os.listdir(folder)
+        names = posix.listdir(folder)
     except OSError:
         return found
     for name in names:
         if not name.endswith(".json"):
             continue
         try:
-            with open(os.path.join(folder, name), "rb") as f:
+            with open(join(folder, name), "rb") as f:
                 receipt = loads(f.read().decode("utf-8"))
         except Exception:
             continue

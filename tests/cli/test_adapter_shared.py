@@ -195,7 +195,8 @@ def test_a_bare_resume_prefix_resumes_and_captures_nothing(hook):
 
 # -- the hook path stays cheap ------------------------------------------------------------------
 
-HEAVY = {"argparse", "re", "shlex", "json", "hashlib", "_hashlib", "sqlite3", "enum", "functools", "datetime",
+HEAVY = {"argparse", "re", "shlex", "json", "hashlib", "_hashlib", "sqlite3", "enum", "functools", "datetime", "os",
+         "posixpath", "_collections_abc",
          "typing", "subprocess", "threading", "pathlib", "tempfile", "logging"}
 
 

@@ -26,7 +26,8 @@ SUPPORTED = re.findall(
     r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 )
 # What the hook must never import on any version: the public modules the fence avoids.
-HEAVY = {"json", "re", "enum", "hashlib", "_hashlib", "functools", "collections", "shlex", "sqlite3",
+HEAVY = {"json", "re", "enum", "hashlib", "_hashlib", "functools", "collections", "shlex", "sqlite3", "os", "posixpath",
+         "_collections_abc",
          "argparse", "datetime", "typing", "pathlib", "subprocess", "threading"}
 
 

@@ -16,7 +16,7 @@ SQLITE_MODULES = {"sqlite3", "_sqlite3"}
 LEDGER_LAYER = {"plugin/om/sqlite.py", "plugin/om/fastpath.py"}
 STORAGE = [
     "plugin/om/sqlite.py",
-    "plugin/om/ledger.py",
+    *(f"plugin/om/ledger/{p.name}" for p in (PACKAGE / "ledger").glob("*.py")),
     "plugin/om/store.py",
     *(f"plugin/om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py")),
 ]
@@ -83,7 +83,7 @@ def test_no_derived_table_decodes_an_entry_body_of_its_own_but_reads_it_through_
         if "om.jsonio.loads" in set(_imported(path))
     ]
     assert decoders == []
-    from om.ledger import entry_fields
+    from om.ledger.recall import entry_fields
 
     body = '{"kind": "observation", "timestamp": "2026-01-01T00:00:00Z", "text": "t", "support": ["s-1"]}'
     assert entry_fields(7, "o-1", body) == {"seq": 7, "id": "o-1", "kind": "observation", "importance": "medium",

@@ -18,7 +18,7 @@ def test_a_store_created_by_another_process_between_the_checks_is_used_not_refus
             return False
         return real_isdir(path)
 
-    monkeypatch.setattr(store_module.os.path, "isdir", isdir_while_another_process_creates_it)
+    monkeypatch.setattr(store_module, "isdir", isdir_while_another_process_creates_it)
     assert store_module.resolve_store(str(target)) == str(target)
     assert calls
 

@@ -35,10 +35,10 @@ given; the shared operations never branch on a client's name, only on what the
 profile says. Adding a client means adding a profile and an event table.
 """
 
-import os
 import time
 
 from om.errors import OmError
+from om.fastpath import join, posix  # not os: see om.fastpath
 
 LOG_NAME = "hook-errors.log"
 
@@ -134,12 +134,12 @@ def _advise(store, event_name, error, stderr):
 
 def _log(store, line):
     try:
-        path = os.path.join(store, LOG_NAME)
+        path = join(store, LOG_NAME)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = posix.open(path, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o600)
         try:
-            os.write(fd, f"{stamp} {line}\n".encode("utf-8", "replace"))
+            posix.write(fd, f"{stamp} {line}\n".encode("utf-8", "replace"))
         finally:
-            os.close(fd)
+            posix.close(fd)
     except Exception:
         pass

@@ -39,7 +39,7 @@ Cadence, the one policy of every client for when a checkpoint is due (`is_due`):
 - The policy only decides; `stop` owns the transaction and the once-per-turn bookkeeping.
 """
 
-import os
+from om.fastpath import getenv  # os.environ.get without loading os
 
 MAX_TEXT = 1_000_000
 
@@ -291,7 +291,7 @@ MAX_TURN_ENDS = 256
 
 
 def env_int(name, default):
-    value = os.environ.get(name, "").strip()
+    value = getenv(name, "").strip()
     if not value:
         return default
     try:

@@ -1,7 +1,7 @@
 """Doctor's store checks: the folder, its permissions, each session database, leftovers.
 
 Invariants:
-- Databases are only read, through the ledger layer (`om.ledger.integrity_problem`:
+- Databases are only read, through the ledger layer (`om.ledger.files.integrity_problem`:
   read-only, URI-quoted like every other command), so doctor reads any store path
   capture and status can read. The one thing it removes is what the next fork or
   import would remove too: staging folders no live process owns (`om.store.sweep_staging`).
@@ -92,7 +92,7 @@ def _mode(path):
 
 
 def _integrity_check(store, sessions):
-    from om.ledger import integrity_problem
+    from om.ledger.files import integrity_problem
 
     bad = []
     for s in sessions:

@@ -252,7 +252,7 @@ def remove_session(store, directory, session):
     import secrets
     import shutil
 
-    from om.ledger import ExclusiveLock
+    from om.ledger.files import ExclusiveLock
 
     path = os.path.join(directory, DB_NAME)
     aside = os.path.join(store, REMOVED_PREFIX + os.path.basename(directory)[len(DIR_PREFIX):]

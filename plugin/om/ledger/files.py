@@ -1,0 +1,242 @@
+"""A ledger as a database file: opened from its directory, checked, locked, copied, replaced.
+
+What `Ledger.open_directory`, `Ledger.snapshot_of`, `Ledger.copy_to` and
+`Ledger.adopt` do (they call these), with the doctor's integrity check and the
+lock that removing a session takes. Fork, import, listings, export and doctor
+use them; the hook path never loads this module.
+
+Invariants:
+- Read-only opens go through SQLite's `mode=ro` and the same URI quoting as
+  every other open (om.sqlite); nothing here writes a file it only reads.
+- A copy is checked to be the named session's version 1 ledger before anyone
+  uses it; `adopt` replaces a ledger's history in one write transaction.
+"""
+
+from om import ids
+from om.errors import Conflict, InputError, StoreError
+from om.fastpath import basename, isfile, join
+from om.ledger import sqlite3
+from om.sqlite import BUSY_TIMEOUT_MS, Transaction, connect
+from om.store import DB_NAME, refuse_symlinks
+
+#: Meta keys a fork keeps; every other key (adapter state included) is rewritten or dropped.
+FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
+#: Meta keys an import copies from its source ledger (or deletes when the source has none).
+IMPORT_COPIES = ("cursor", "last_checkpoint_at")
+
+
+def integrity_problem(path):
+    """Why the database at `path` is not a usable v1 ledger (one line), or None. Never writes.
+
+    For doctor: opens read-only through the same URI quoting as every other
+    command, runs `PRAGMA integrity_check` and reads the schema version.
+    """
+    try:
+        # A short wait: doctor reports a ledger busy for seconds rather than hang on it.
+        conn = _open_read_only(path, timeout=5)
+        try:
+            result = conn.execute("PRAGMA integrity_check").fetchall()
+            if result != [("ok",)]:
+                return "integrity_check: " + "; ".join(str(r[0]) for r in result[:3])
+            version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if version is None or version[0] != "1":
+                return f"schema version {version[0] if version else 'missing'!r}, this runtime reads 1"
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        return str(e)
+    return None
+
+
+def _open_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000):
+    from om.sqlite import open_connection
+
+    return open_connection(path, readonly=True, timeout=timeout)
+
+
+class ExclusiveLock:
+    """The exclusive lock on a ledger file, taken at once or refused (for removing a session).
+
+    `held` is False when the file is not a database at all (nobody can be
+    writing it as one); Conflict when another process holds any lock on it.
+    """
+
+    def __init__(self, path):
+        from om.sqlite import open_connection
+
+        self.conn = None
+        try:
+            conn = open_connection(path, timeout=0)  # refuse at once rather than wait for the holder
+        except sqlite3.DatabaseError as e:
+            if "not a database" not in str(e):
+                raise StoreError(f"om: cannot open {path}: {e}") from None
+            return
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError as e:
+            conn.close()
+            if "locked" in str(e) or "busy" in str(e):
+                raise Conflict(f"om: {path} is locked by another process") from None
+            raise StoreError(f"om: cannot lock {path}: {e}") from None
+        except sqlite3.DatabaseError:
+            conn.close()
+            return
+        self.conn = conn
+
+    @property
+    def held(self):
+        return self.conn is not None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.conn is not None:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            self.conn.close()
+            self.conn = None
+
+
+def open_directory(cls, store, directory, writable=False):
+    """The ledger in an existing session directory of `store`, whichever session it holds.
+
+    The one way to open a ledger read-only (SQLite's `mode=ro`: listings,
+    export, cross-session search). Never creates anything; read-only unless
+    `writable` (a search may then build that ledger's own derived index).
+    Raises StoreError with a short reason (no `om: ` prefix: callers say
+    which session it is about) unless the directory holds the v1 ledger of
+    the session whose id hashes to the directory's name.
+    """
+    path = join(directory, DB_NAME)
+    refuse_symlinks(path)
+    if not isfile(path):
+        raise StoreError("no ledger database in it")
+    from om.sqlite import open_connection
+
+    try:
+        conn = open_connection(path, readonly=not writable)
+    except sqlite3.Error as e:
+        raise StoreError(f"cannot open it: {e}") from None
+    ledger = cls(conn, store, None, path)
+    try:
+        tables = conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'sources', 'entries')"
+        ).fetchone()[0]
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('session', 'version')"))
+    except sqlite3.Error as e:
+        ledger.close()
+        raise StoreError(f"not a readable ledger: {e}") from None
+    session = meta.get("session")
+    problem = None
+    if tables != 3 or meta.get("version") != "1" or not isinstance(session, str):
+        problem = "not a version 1 ledger"
+    elif basename(directory) != "session-" + ids.session_hash(session):
+        problem = "its ledger belongs to a session whose id does not hash to this directory"
+    if problem:
+        ledger.close()
+        raise StoreError(problem)
+    ledger.session = session
+    return ledger
+
+def snapshot_of(cls, path, session):
+    """A private in-memory copy of the ledger at `path`, checked to be `session`'s v1 ledger.
+
+    Opens the source read-only and never writes to it.
+    """
+    try:
+        conn = _open_read_only(path)
+    except sqlite3.Error as e:
+        raise StoreError(f"om: cannot open {path}: {e}") from None
+    try:
+        try:
+            cls(conn, "", session, path)._schema_state()
+        except sqlite3.DatabaseError as e:
+            raise InputError(f"om: {path} is not a usable ledger: {e}") from None
+        copy = cls(_memory(), "", session, path)
+        try:
+            conn.backup(copy.conn)
+        except sqlite3.Error as e:
+            copy.close()
+            raise Conflict(f"om: cannot snapshot {path}: {e}") from None
+    finally:
+        conn.close()
+    try:
+        ok = copy.is_v1_ledger_of(session)
+    except sqlite3.DatabaseError:
+        ok = False
+    if not ok:
+        copy.close()
+        raise InputError(f"om: {path} is not a version 1 ledger of session {session!r}")
+    return copy
+
+def copy_to(ledger, path, meta):
+    """Write a complete copy of this ledger to the new file `path` as another session's ledger.
+
+    The copy keeps the meta keys in FORK_KEEPS, drops every other key
+    (adapter state included) and adds `meta`. Derived tables come along:
+    they are functions of the copied v1 rows.
+    """
+    copy = connect(path)
+    try:
+        ledger.conn.backup(copy)
+        with Transaction(copy, raw=True):
+            copy.execute(
+                f"DELETE FROM meta WHERE key NOT IN ({', '.join('?' * len(FORK_KEEPS))})", FORK_KEEPS
+            )
+            copy.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+    except sqlite3.Error as e:
+        raise Conflict(f"om: fork snapshot failed: {e}") from None
+    finally:
+        copy.close()
+
+def adopt(ledger, snapshot, meta, transient=()):
+    """Replace this still empty ledger's history with `snapshot`'s, in one write transaction.
+
+    Keeps this ledger's own sources after the adopted history, copies
+    IMPORT_COPIES, sets `meta`, clears the adapter state declared in
+    `transient` (see `clear_state`) and drops every derived table.
+    """
+    other = dict(snapshot.conn.execute("SELECT key, value FROM meta"))
+    history = snapshot.conn.execute("SELECT seq, id, body FROM sources ORDER BY seq").fetchall()
+    entries = snapshot.conn.execute(
+        "SELECT seq, id, body, active, retirement FROM entries ORDER BY seq"
+    ).fetchall()
+    conn = ledger.conn
+    with ledger.transaction():
+        has_entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        if has_entries or ledger.cursor() or ledger.meta_get("forked_from") is not None:
+            raise Conflict(
+                "om: import needs an uncheckpointed destination without memory or an earlier import"
+            )
+        own = conn.execute("SELECT id, body FROM sources ORDER BY seq").fetchall()
+        conn.execute("DELETE FROM sources")
+        from om.derived import invalidate_all
+
+        invalidate_all(conn)
+        conn.executemany("INSERT INTO sources(seq, id, body) VALUES (?, ?, ?)", history)
+        conn.executemany(
+            "INSERT OR IGNORE INTO sources(id, body) SELECT ?1, ?2"
+            " WHERE NOT EXISTS (SELECT 1 FROM sources WHERE id = ?1)",
+            own,
+        )
+        conn.executemany(
+            "INSERT INTO entries(seq, id, body, active, retirement) VALUES (?, ?, ?, ?, ?)", entries
+        )
+        for key in IMPORT_COPIES:
+            if key in other:
+                ledger.meta_set(key, other[key])
+            else:
+                ledger.meta_delete(key)
+        for key, value in meta.items():
+            ledger.meta_set(key, value)
+        for state in transient:
+            ledger.clear_state(state)
+
+def _memory():
+    from om.sqlite import memory
+
+    return memory()
+
