@@ -19,30 +19,16 @@ import random
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGE_DIR = os.path.join(ROOT, "plugin")
+import om_runs
+from om_runs import ROOT
 
-WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle docker image migration table index "
-         "query latency error warning failed passed commit branch merge review token auth session memory disk "
-         "network socket thread lock queue worker schedule cron backup restore config flag feature <tag> `tick` "
-         "&amp; \"quote\"").split()
-
-
-def om(store, *args):
-    env = dict(os.environ, PYTHONPATH=PACKAGE_DIR)
-    env.pop("OBSERVATIONAL_MEMORY_STORE", None)
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", "bench", *args],
-                       capture_output=True, env=env)
-    elapsed = time.perf_counter() - t
-    if p.returncode != 0:
-        raise SystemExit(f"om {' '.join(args)} failed: {p.stderr.decode()}")
-    return elapsed, p.stdout
+# The benchmarks' vocabulary, with text that must come out of the export escaped.
+WORDS = om_runs.WORDS + "<tag> `tick` &amp; \"quote\"".split()
+om = om_runs.om
 
 
 def canonical(value):

@@ -17,41 +17,20 @@ import random
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "plugin"))
+from om_runs import PACKAGE_DIR, WORDS
+from om_runs import hook as om_hook
+from om_runs import om as om_run
 
-WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle docker image migration table index "
-         "query latency error warning failed passed commit branch merge review token auth session memory disk "
-         "network socket thread lock queue worker schedule cron backup restore config flag feature").split()
+sys.path.insert(0, PACKAGE_DIR)
 
 
 def om(store, *args, input=None):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
-    env.pop("OBSERVATIONAL_MEMORY_STORE", None)
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", "bench", *args],
-                       input=input, capture_output=True, env=env)
-    elapsed = time.perf_counter() - t
-    if p.returncode != 0:
-        raise SystemExit(f"om {args[0]} failed: {p.stderr.decode()}")
-    return elapsed
+    return om_run(store, *args, input=input)[0]
 
-
-def om_hook(store, payload):
-    """`om --store S hook --client codex` with one event; it must answer and exit 0."""
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "hook", "--client", "codex"],
-                       input=payload, capture_output=True, env=env)
-    elapsed = time.perf_counter() - t
-    if p.returncode != 0 or p.stderr:
-        raise SystemExit(f"om hook failed: {p.stderr.decode()}")
-    return elapsed
 
 
 def fill(db, start, count, rng):
@@ -132,7 +111,7 @@ def main():
                      "tool_input": {"command": f"grep -rn bug{i} src"}, "tool_response": f"src/a.py:{i}: bug"}
 
         def hook(store_dir):
-            return om_hook(store_dir, json.dumps(post_tool_use()).encode())
+            return om_hook(store_dir, post_tool_use())[0]
 
         def hook_in_process(store_dir):
             import io

@@ -14,46 +14,24 @@ machine's load hits both sides alike. Medians of --runs calls.
 """
 
 import argparse
-import json
 import os
 import random
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "plugin"))
+from om_runs import PACKAGE_DIR, WORDS, hook
+from om_runs import om as om_run
 
-WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle docker image migration table index "
-         "query latency error warning failed passed commit branch merge review token auth session memory disk "
-         "network socket thread lock queue worker schedule cron backup restore config flag feature").split()
+sys.path.insert(0, PACKAGE_DIR)
 
 
 def om(store, *args, session="bench-0", input=None):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
-    env.pop("OBSERVATIONAL_MEMORY_STORE", None)
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", session, *args],
-                       input=input, capture_output=True, env=env)
-    elapsed = time.perf_counter() - t
-    if p.returncode != 0:
-        raise SystemExit(f"om {' '.join(args)} failed: {p.stderr.decode()}")
-    return elapsed
+    return om_run(store, *args, session=session, input=input)[0]
 
-
-def hook(store, payload):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "hook", "--client", "codex"],
-                       input=json.dumps(payload).encode(), capture_output=True, env=env)
-    elapsed = time.perf_counter() - t
-    if p.returncode != 0 or p.stderr:
-        raise SystemExit(f"om hook failed: {p.stderr.decode()}")
-    return elapsed, p.stdout.decode()
 
 
 def build_session(store, session, project, rng, sources, entries=3):
