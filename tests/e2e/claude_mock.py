@@ -19,7 +19,7 @@ client asks again; the usage the mock reports drives auto-compaction.
 import json
 import uuid
 
-from scripted_server import ScriptedServer
+from scripted_server import RecordedRequest, ScriptedServer
 
 COMPACTION_MARK = "create a detailed summary of the conversation so far"
 
@@ -54,13 +54,8 @@ def text_of(content):
     return "\n".join(out)
 
 
-class Request:
+class Request(RecordedRequest):
     """One Messages API request as Claude Code sent it."""
-
-    def __init__(self, body, headers):
-        self.body = body if isinstance(body, dict) else {}
-        self.headers = headers
-        self.raw = json.dumps(self.body, ensure_ascii=False)
 
     @property
     def messages(self):
@@ -92,27 +87,19 @@ class Request:
             out.append(text_of(message.get("content")))
         return out
 
+    def _blocks(self, role, kind):
+        """The content blocks of type `kind` in this history's `role` messages, oldest first."""
+        for message in self.messages:
+            if message.get("role") == role and isinstance(message.get("content"), list):
+                yield from (b for b in message["content"] if isinstance(b, dict) and b.get("type") == kind)
+
     def tool_uses(self):
         """[(tool_use_id, name, input)] of the assistant's tool calls in this history, oldest first."""
-        out = []
-        for message in self.messages:
-            if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
-                continue
-            for block in message["content"]:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    out.append((block.get("id"), block.get("name"), block.get("input")))
-        return out
+        return [(b.get("id"), b.get("name"), b.get("input")) for b in self._blocks("assistant", "tool_use")]
 
     def tool_results(self):
         """[(tool_use_id, text)] of the tool results in this history, oldest first."""
-        out = []
-        for message in self.messages:
-            if message.get("role") != "user" or not isinstance(message.get("content"), list):
-                continue
-            for block in message["content"]:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    out.append((block.get("tool_use_id"), text_of(block.get("content"))))
-        return out
+        return [(b.get("tool_use_id"), text_of(b.get("content"))) for b in self._blocks("user", "tool_result")]
 
     def tool_names(self):
         return [t.get("name") for t in self.body.get("tools") or [] if isinstance(t, dict)]

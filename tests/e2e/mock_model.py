@@ -11,7 +11,7 @@ the way a model would. Standard library only; binds 127.0.0.1 on an ephemeral po
 import json
 import uuid
 
-from scripted_server import ScriptedServer
+from scripted_server import RecordedRequest, ScriptedServer
 
 
 def say(text, **extra):
@@ -29,13 +29,8 @@ def tool_call(namespace, name, arguments, **extra):
     return dict(extra, type="function", namespace=namespace, name=name, arguments=arguments)
 
 
-class Request:
+class Request(RecordedRequest):
     """One model request as Codex sent it."""
-
-    def __init__(self, body, headers):
-        self.body = body if isinstance(body, dict) else {}
-        self.headers = headers
-        self.raw = json.dumps(self.body, ensure_ascii=False)
 
     @property
     def is_compaction(self):

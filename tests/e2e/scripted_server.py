@@ -12,6 +12,15 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class RecordedRequest:
+    """One POST as the client sent it: its parsed JSON body, headers and the body re-encoded."""
+
+    def __init__(self, body, headers):
+        self.body = body if isinstance(body, dict) else {}
+        self.headers = headers
+        self.raw = json.dumps(self.body, ensure_ascii=False)
+
+
 class ScriptedServer:
     """Serve `script(request) -> reply`; subclasses give `respond(path, raw, body, headers)`."""
 
