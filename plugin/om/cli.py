@@ -21,17 +21,6 @@ from om.errors import OmError
 from om.fastpath import posix  # not os: see om.fastpath
 
 
-def _hook_module(client):
-    """The adapter of one of CLIENTS (each has a run_hook)."""
-    if client == "claude":
-        from om.claude import hook as claude
-
-        return claude
-    from om.codex import hook as codex
-
-    return codex
-
-
 def run():
     """Program entry point (zipapp, console script): exit with main()'s status.
 
@@ -103,7 +92,9 @@ def _command_line(argv):
 
 
 def _fast_hook(store, client):
-    out = _hook_module(client).run_hook(store, sys.stdin.buffer, sys.stderr)
+    from om.adapter import client_hook
+
+    out = client_hook(client).run_hook(store, sys.stdin.buffer, sys.stderr)
     if out:
         try:
             # Bytes, whatever the locale: the response may carry any Unicode.

@@ -325,10 +325,10 @@ def _add_hook(p):
 
 
 def _run_hook(args):
-    from om.cli import _hook_module
+    from om.adapter import client_hook
 
     # The hook owns its own output and never raises past this point.
-    return Reply(_hook_module(args.client).run_hook(_store_path(args), sys.stdin.buffer, sys.stderr))
+    return Reply(client_hook(args.client).run_hook(_store_path(args), sys.stdin.buffer, sys.stderr))
 
 
 def _add_self(s):

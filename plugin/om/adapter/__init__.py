@@ -1,7 +1,9 @@
 """What every client adapter shares: one event in, the same core operations, fail open.
 
 A client adapter (om.codex, om.claude) is a `Profile` plus the table of the events
-it handles, run by `run_hook`; both are here. The rest lives in this package, once:
+it handles, run by `run_hook`; both are here, and so is `client_hook`, the one
+place that maps a `--client` name to its adapter module (for om.cli and
+om.commands). The rest lives in this package, once:
 
 - operations: SessionStart, UserPromptSubmit, PostToolUse and Stop mapped onto
   the ledger (capture, pause/resume, self-capture suppression, reminders), with the
@@ -76,6 +78,17 @@ class Profile:
 
     def is_own_mcp_tool(self, tool):
         return isinstance(tool, str) and tool.startswith(self.own_mcp_prefixes)
+
+
+def client_hook(client):
+    """The adapter module of one of om.CLIENTS (om.codex.hook, om.claude.hook), each with a `run_hook`."""
+    if client == "claude":
+        from om.claude import hook as claude
+
+        return claude
+    from om.codex import hook as codex
+
+    return codex
 
 
 def run_hook(store, stdin, stderr, profile, handlers):
