@@ -71,8 +71,15 @@ class Result:
         return f"Result(rc={self.returncode}, stdout={self.stdout[:300]!r}, stderr={self.stderr[:300]!r})"
 
 
+#: The source tree's launcher, run with -S: om imports nothing outside the standard library,
+#: and the virtualenv's .pth files (an editable-install finder, setuptools' distutils shim)
+#: cost each call about 5 ms. `python -m om` itself has tests of its own.
+RUNTIME_ARGV = [sys.executable, "-S", str(ROOT / "plugin" / "bin" / "om")]
+MODULE_ARGV = [sys.executable, "-m", "om"]
+
+
 def run_om(*args, input=None, env=None, cwd=None, timeout=60):
-    """Run `python -m om ARGS` and return its exit code, stdout and stderr."""
+    """Run `om ARGS` from this tree and return its exit code, stdout and stderr."""
     full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     full_env["PYTHONPATH"] = str(ROOT / "plugin")
     if env:
@@ -80,7 +87,8 @@ def run_om(*args, input=None, env=None, cwd=None, timeout=60):
     if isinstance(input, str):
         input = input.encode("utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "om", *[str(a) for a in args]],
+        # A caller naming its own PYTHONPATH wants the om found there: only `-m om` looks.
+        [*(MODULE_ARGV if env and "PYTHONPATH" in env else RUNTIME_ARGV), *[str(a) for a in args]],
         input=input if input is not None else b"",
         capture_output=True,
         env=full_env,
@@ -142,7 +150,7 @@ def run_read_only(store, *args, session="s1"):
         env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
         env["PYTHONPATH"] = str(ROOT / "plugin")
         proc = subprocess.run(
-            [sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
+            [*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
             capture_output=True, env=env, cwd=ROOT, preexec_fn=_no_write_privileges, timeout=60,
         )
         # Prove the sandbox was real: the subprocess could not have created a file.

@@ -33,13 +33,13 @@ run_om = _root_conftest().run_om
 
 class McpServer:
     def __init__(self, *args, store=None, env=None, cwd=None, python=sys.executable, command=None):
-        """`command` replaces `python -m om mcp` (from this checkout) and then `env` is the
+        """`command` replaces `python -S bin/om mcp` (from this checkout) and then `env` is the
         whole environment, as when Codex starts the server from `.mcp.json`."""
         if command is None:
             full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
             full_env["PYTHONPATH"] = str(ROOT / "plugin")
             full_env.update(env or {})
-            argv = [python, "-m", "om", "mcp"]
+            argv = [python, "-S", str(ROOT / "plugin" / "bin" / "om"), "mcp"]
         else:
             full_env, argv = dict(env or {}), list(command)
         if store is not None:

@@ -13,13 +13,12 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 import sqlite_probe
-from conftest import ROOT
+from conftest import ROOT, RUNTIME_ARGV
 
 RUNS = 30
 SOURCES = 10_000
@@ -34,7 +33,7 @@ def _env():
 
 
 def _om_argv(store, session, *args):
-    return [sys.executable, "-m", "om", "--store", str(store), "--session", session, *args]
+    return [*RUNTIME_ARGV, "--store", str(store), "--session", session, *args]
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from conftest import RUNTIME_ARGV
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
 SCHEMA_OF = {
@@ -85,7 +87,7 @@ class Hook:
     def om(self, *args, input=None):
         env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
         env["PYTHONPATH"] = str(ROOT / "plugin")
-        proc = subprocess.run([sys.executable, "-m", "om", "--store", str(self.data), "--session", SESSION, *args],
+        proc = subprocess.run([*RUNTIME_ARGV, "--store", str(self.data), "--session", SESSION, *args],
                               input=input, capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)

@@ -15,7 +15,7 @@ import time
 import pytest
 
 import sqlite_probe
-from conftest import ROOT
+from conftest import ROOT, RUNTIME_ARGV
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI_LOOP = os.path.join(TESTS, "cli_loop.py")
@@ -141,7 +141,7 @@ def test_eight_capturers_and_a_checkpointer_lose_and_duplicate_nothing(tmp_path)
     assert len(records) > 10  # checkpoints really interleaved with the captures
 
     status = subprocess.run(
-        [sys.executable, "-m", "om", "--store", str(store), "--session", "s1", "status"],
+        [*RUNTIME_ARGV, "--store", str(store), "--session", "s1", "status"],
         capture_output=True, env=env,
     )
     assert status.returncode == 0, status.stderr

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import sqlite_probe
-from conftest import ROOT
+from conftest import ROOT, RUNTIME_ARGV
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLI_LOOP = os.path.join(os.path.dirname(HERE), "cli_loop.py")
@@ -45,7 +45,7 @@ def _env():
 
 
 def _om(store, *args):
-    return [sys.executable, "-m", "om", "--store", str(store), "--session", "s1", *args]
+    return [*RUNTIME_ARGV, "--store", str(store), "--session", "s1", *args]
 
 
 def _kill(proc):

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import sqlite_probe
-from conftest import ROOT
+from conftest import ROOT, RUNTIME_ARGV
 
 UMASKS = [0o000, 0o002, 0o022]
 
@@ -18,7 +18,7 @@ def om_with_umask(umask, store, session, *args, input=b""):
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     env["PYTHONPATH"] = str(ROOT / "plugin")
     proc = subprocess.run(
-        [sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
+        [*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
         input=input, capture_output=True, env=env, umask=umask, timeout=60,
     )
     assert proc.returncode == 0, proc.stderr

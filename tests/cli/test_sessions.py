@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_om, run_read_only
+from conftest import ROOT, RUNTIME_ARGV, run_om, run_read_only
 from sessions_support import age, database, hook, om_json, session_with_memory, start, v1_tables
 
 
@@ -224,7 +224,7 @@ def _remove_on_a_terminal(store, session, answer):
     main, replica = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     env["PYTHONPATH"] = str(ROOT / "plugin")
-    proc = subprocess.Popen([sys.executable, "-m", "om", "--store", str(store), "sessions", "--remove", session],
+    proc = subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "sessions", "--remove", session],
                             stdin=replica, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     os.close(replica)
     os.write(main, answer.encode() + b"\n")

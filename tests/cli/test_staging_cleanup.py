@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_om
+from conftest import ROOT, RUNTIME_ARGV, run_om
 
 SOURCES = 4000
 
@@ -51,7 +51,7 @@ def _staging(store):
 
 def _fork_killed_while_staging(template, store, attempts=20):
     """Restore the store, kill `om fork` (SIGKILL) the moment its staging folder appears."""
-    argv = [sys.executable, "-m", "om", "--store", str(store), "--session", "s1", "fork", "--to-session", "killed"]
+    argv = [*RUNTIME_ARGV, "--store", str(store), "--session", "s1", "fork", "--to-session", "killed"]
     for _ in range(attempts):
         if os.path.exists(store):
             shutil.rmtree(store)

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from agent_moves import json_in  # noqa: F401 (the test modules import it from here)
 from claude_mock import MockMessages
 from codex_harness import export_marketplace
+from conftest import RUNTIME_ARGV
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKETPLACE = "observational-memory"
@@ -177,7 +177,7 @@ def om(store, session, *args, input=None):
     """Run this repository's `om` against a store, as the agent would; return the process."""
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     env["PYTHONPATH"] = str(ROOT / "plugin")
-    return subprocess.run([sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
+    return subprocess.run([*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
                           input=input, capture_output=True, text=True, env=env, timeout=60)
 
 

@@ -19,13 +19,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import RUNTIME_ARGV
 from mock_model import MockModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -377,7 +377,7 @@ def om(store, session, *args, input=None):
     """Run this repository's `om` against a store, as the agent would; return the process."""
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     env["PYTHONPATH"] = str(ROOT / "plugin")
-    return subprocess.run([sys.executable, "-m", "om", "--store", str(store), "--session", session, *args],
+    return subprocess.run([*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
                           input=input, capture_output=True, text=True, env=env, timeout=60)
 
 
