@@ -92,6 +92,24 @@ def test_the_launcher_fails_open_with_one_advisory_and_exit_0(tmp_path, breakage
         assert data.read_text() == "not a directory"
 
 
+@pytest.mark.parametrize("client", ["claude", "codex"])
+@pytest.mark.parametrize("status", [1, 2, 3])
+def test_a_runtime_that_exits_nonzero_gives_the_runtime_failed_advisory_and_exit_0(tmp_path, client, status):
+    # The remembered interpreter stands in for a runtime that fails: Python's own exit 2
+    # (script unreadable) would read as "block" to both clients if it passed through.
+    root, data = plugin_copy(tmp_path), tmp_path / "data"
+    data.mkdir()
+    failing = tmp_path / "python-that-fails"
+    failing.write_text(f"#!/bin/sh\ncat >/dev/null\nexit {status}\n")
+    failing.chmod(0o755)
+    (data / ".om-python").write_text(f"{failing}\n")
+    payload = claude_payload("Stop") if client == "claude" else {**CODEX_START, "hook_event_name": "Stop"}
+    response, stderr = launch(root, payload, event="Stop",
+                              **({"claude_data": data} if client == "claude" else {"codex_data": data}))
+    assert response == {"systemMessage": "om: the hook runtime failed; memory capture skipped, your task continues."}
+    assert stderr == f"om: the hook runtime failed: exit status {status}\n"
+
+
 def test_a_pinned_runtime_installed_by_a_claude_code_hook_names_the_claude_plugin_as_its_owner(tmp_path):
     root, data = plugin_copy(tmp_path), tmp_path / "claude-data"
     staging = tmp_path / "staging"
