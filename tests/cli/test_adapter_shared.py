@@ -207,7 +207,10 @@ def test_the_hook_path_loads_no_heavy_module_for_any_event(hook):
     from hook_drivers import RUNTIME, clean_env
 
     hook(hook.start())
-    for payload in (hook.prompt("fix the bug"), hook.tool("grep -rn bug src"), hook.stop("Fixed it.")):
+    # A fresh start (startup, clear) may scan the store for the project's earlier
+    # sessions; a resumed or compacted one never does.
+    for payload in (hook.start("resume"), hook.start("compact"), hook.prompt("fix the bug"),
+                    hook.tool("grep -rn bug src"), hook.stop("Fixed it.")):
         proc = subprocess.run(
             [sys.executable, "-X", "importtime", "-I", "-S", str(RUNTIME), "--store", str(hook.store), "hook",
              "--client", hook.client],

@@ -20,8 +20,7 @@ Invariants:
   the rest of the start context matters more than the pointer.
 """
 
-import os
-
+from om.fastpath import join, posix
 from om.store import DB_NAME
 
 MAX_BYTES = 1200
@@ -78,15 +77,16 @@ def project_sessions(store, project, exclude):
 
     def written(name):
         try:
-            return os.stat(os.path.join(store, name, DB_NAME)).st_mtime
+            return posix.stat(join(store, name, DB_NAME)).st_mtime
         except OSError:
             return float("inf")  # visited (and skipped) first
 
     rows, recent = [], []
-    newest = sorted(catalogue.session_directories(store), key=written, reverse=True)
-    for name in newest[:MAX_VISITS]:
+    # Each ledger is stat'ed once: the same time sorts it and bounds the visit.
+    newest = sorted(((written(name), name) for name in catalogue.session_directories(store)),
+                    key=lambda pair: pair[0], reverse=True)
+    for mtime, name in newest[:MAX_VISITS]:
         if len(recent) >= MAX_SESSIONS:
-            mtime = written(name)
             if mtime != float("inf"):
                 bound = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime + 1))
                 if recent[MAX_SESSIONS - 1] > bound:
