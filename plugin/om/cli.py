@@ -81,8 +81,8 @@ def _command_line(argv):
     except Exception as e:  # a bug: still one line, never a traceback
         _emit_error(f"om: internal error: {type(e).__name__}: {e}".splitlines()[0])
         return 70
-    if reply.notice:
-        _emit_error(reply.notice)
+    for line in reply.notices:
+        _emit_error(line)
     if out:
         try:
             _write(sys.stdout, out, "strict")

@@ -4,9 +4,8 @@ Invariants:
 - The commands are the table `COMMANDS`: one `Command(name, help, add, run)`
   each, where `add(parser)` declares the command's own arguments (or is None)
   and `run(args)` handles it. Adding a command is one entry plus its handler.
-- Handlers return a `Reply` (stdout text, exit status, an optional notice line
-  for stderr; the text alone or `(text, status)` also do) or raise
-  `om.errors.OmError`; they never decide an exit status themselves:
+- Handlers return a `Reply` (stdout text, exit status, notice lines for
+  stderr) or raise `om.errors.OmError`; they never print or exit themselves:
   `om.cli.main` is the one boundary that prints and exits.
 - `--store` and `--session` may stand before or after the command word (v1
   accepted both), once each: the same option with two different values is a
@@ -30,12 +29,16 @@ from om.errors import NotFound, OmError, UsageError
 
 
 class Reply:
-    """What a handler asks `main` to print: `text` on stdout, `notice` as one stderr line."""
+    """What a handler asks `main` to print: `text` on stdout, each of `notices` as a stderr line.
 
-    __slots__ = ("text", "code", "notice")
+    `notice` is one line, several, or None.
+    """
+
+    __slots__ = ("text", "code", "notices")
 
     def __init__(self, text=None, code=0, notice=None):
-        self.text, self.code, self.notice = text, code, notice
+        self.text, self.code = text, code
+        self.notices = () if notice is None else (notice,) if isinstance(notice, str) else tuple(notice)
 
 
 class Command:
@@ -106,7 +109,7 @@ def _never_captured(ledger):
 
 
 def _run_capabilities(args):
-    from om import CLIENTS, LEDGER_SCHEMA, PROTOCOL_VERSION
+    from om import LEDGER_SCHEMA, PROTOCOL_VERSION
 
     return _json(
         {"version": __version__, "protocol_version": PROTOCOL_VERSION, "ledger_schema": LEDGER_SCHEMA,
@@ -120,7 +123,7 @@ def _add_check_compatibility(p):
 
 
 def _run_check_compatibility(args):
-    from om import CLIENTS, PROTOCOL_VERSION
+    from om import PROTOCOL_VERSION
 
     if not (args.protocol.strip() == str(PROTOCOL_VERSION) and args.client in CLIENTS):
         raise OmError(
@@ -248,8 +251,7 @@ def _search_all(args):
         raise UsageError("om: search --project goes with --all-sessions")
     found = search_all(_store_path(args), " ".join(args.query), args.sources, args.include_retired, args.limit,
                        args.project)
-    _skipped(found)
-    return _json(found)
+    return _json(found, notice=_skipped(found))
 
 
 def _add_sessions(p):
@@ -266,24 +268,20 @@ def _run_sessions(args):
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID")
         listing = catalogue.list_sessions(_store_path(args), args.project)
-        _skipped(listing)
-        return Reply(_json_out(listing) if args.json else catalogue.render_table(listing))
+        return Reply(_json_out(listing) if args.json else catalogue.render_table(listing), notice=_skipped(listing))
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)
-    from om.selfupdate.command import _confirm
+    from om.selfupdate.command import confirm
 
-    _confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
-             "om: removing a session needs confirmation; rerun with -y")
+    confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
+            "om: removing a session needs confirmation; rerun with -y")
     return _json(catalogue.remove_session(store, directory, args.remove))
 
 
 def _skipped(report):
-    from om.cli import _emit_error
-
     # Sessions that could not be read are named on stderr; the rest of the report stands.
-    for item in report["skipped"]:
-        _emit_error(f"om: skipped {item['directory']}: {item['error']}")
+    return [f"om: skipped {item['directory']}: {item['error']}" for item in report["skipped"]]
 
 
 def _add_export(p):
@@ -568,11 +566,7 @@ def dispatch(args):
     command = _BY_NAME.get(args.command)
     if command is None:
         raise UsageError("om: a command is required (see om --help)")
-    reply = command.run(args)
-    if isinstance(reply, Reply):
-        return reply
-    # A handler may also return its text, or (text, exit status).
-    return Reply(*reply) if isinstance(reply, tuple) else Reply(reply)
+    return command.run(args)
 
 
 def run(argv):

@@ -30,7 +30,8 @@ def run(args, stdin=None, stderr=None):
     raise UsageError("om: self needs a subcommand: update, channel, rollback or install")
 
 
-def _confirm(question, yes, stdin, stderr, refusal):
+def confirm(question, yes, stdin, stderr, refusal):
+    """Return when `yes` or the user answers yes on a terminal: without one raise `refusal`, on no cancel."""
     if yes:
         return
     try:
@@ -99,7 +100,7 @@ def update(check=False, force=False, yes=False, stdin=None, stderr=None):
                 f"om: {current} is newer than the newest {channel} release {target}; staying on it "
                 f"(use --force to install {target})\n"
             )
-        _confirm(
+        confirm(
             f"Move back from {current} to {target}?", yes, stdin, stderr,
             f"om: moving back from {current} to {target} needs confirmation; rerun with -y",
         )
@@ -162,7 +163,7 @@ def set_channel(channel, yes=False, stdin=None, stderr=None):
     if channel == current:
         return f"om: already on the {channel} channel\n"
     if channel != "stable":
-        _confirm(
+        confirm(
             f"Switch to the {channel} channel (pre-releases, may be less stable)?", yes, stdin, stderr,
             f"om: switching to the {channel} channel needs confirmation; rerun with -y",
         )
