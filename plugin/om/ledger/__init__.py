@@ -1,8 +1,9 @@
 """The v1 ledger: one SQLite database per session, and all SQL on its v1 tables.
 
-The ledger layer is this module, om.sqlite (loading SQLite, connecting,
-transactions) and om.derived (the derived tables, one module each); nothing
-else in om talks to SQLite.
+The ledger layer is this package (this core, which every event needs, and
+`files`, `recall` and `checkpoint`, which only their commands load), om.sqlite
+(loading SQLite, connecting, transactions) and om.derived (the derived tables,
+one module each); nothing else in om talks to SQLite.
 
 Invariants:
 - The three v1 tables (meta, sources, entries) keep the exact schema, row
@@ -28,7 +29,7 @@ Invariants:
 import time
 
 from om.fastpath import exists  # not os: see om.fastpath
-from om.sqlite import BUSY_TIMEOUT_MS, Transaction, connect  # noqa: F401
+from om.sqlite import Transaction, connect
 from om.sqlite import load as _load_sqlite
 
 # The C module itself: sqlite3.dbapi2's datetime adapters and functools cost
@@ -64,10 +65,6 @@ SCHEMA = (
 #: An index, not a change of the v1 table: SQLite maintains it for every writer,
 #: v1 peers included, and it makes the active counts of status index-only.
 ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS om_entries_active ON entries(active, id)"
-
-#: Derived running totals of source sizes (om.derived.sizes).
-SIZES = "om_source_sizes_v1"
-
 
 def now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -106,7 +103,7 @@ class Ledger:
         # Read first: a complete ledger needs no write, so read-only
         # directories (a sandboxed shell) can still run read commands.
         try:
-            ok = self._schema_state() == (3, self.session, "1")
+            ok = self.is_v1_ledger_of(self.session)
         except sqlite3.DatabaseError as e:
             if "no such table" not in str(e):
                 raise StoreError(f"om: {self.path} is not a usable ledger: {e}") from None
@@ -331,12 +328,6 @@ class Ledger:
             (scan_from,),
         ).fetchone()
         return count + more, size + more_size, chars + more_chars, oldest
-
-    def forget_sizes(self):
-        """Drop the running sizes (inside a write transaction that rewrites `sources`)."""
-        from om.derived import sizes
-
-        sizes.invalidate(self.conn)
 
     def backlog(self):
         """(pending count, pending UTF-8 bytes, oldest pending seq or None, highest seq or 0).

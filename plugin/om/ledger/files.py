@@ -16,7 +16,7 @@ from om import ids
 from om.errors import Conflict, InputError, StoreError
 from om.fastpath import basename, isfile, join
 from om.ledger import sqlite3
-from om.sqlite import BUSY_TIMEOUT_MS, Transaction, connect
+from om.sqlite import Transaction, connect, memory, open_connection
 from om.store import DB_NAME, refuse_symlinks
 
 #: Meta keys a fork keeps; every other key (adapter state included) is rewritten or dropped.
@@ -48,10 +48,8 @@ def integrity_problem(path):
     return None
 
 
-def _open_read_only(path, timeout=BUSY_TIMEOUT_MS / 1000):
-    from om.sqlite import open_connection
-
-    return open_connection(path, readonly=True, timeout=timeout)
+def _open_read_only(path, **timeout):
+    return open_connection(path, readonly=True, **timeout)
 
 
 class ExclusiveLock:
@@ -62,8 +60,6 @@ class ExclusiveLock:
     """
 
     def __init__(self, path):
-        from om.sqlite import open_connection
-
         self.conn = None
         try:
             conn = open_connection(path, timeout=0)  # refuse at once rather than wait for the holder
@@ -114,24 +110,18 @@ def open_directory(cls, store, directory, writable=False):
     refuse_symlinks(path)
     if not isfile(path):
         raise StoreError("no ledger database in it")
-    from om.sqlite import open_connection
-
     try:
         conn = open_connection(path, readonly=not writable)
     except sqlite3.Error as e:
         raise StoreError(f"cannot open it: {e}") from None
     ledger = cls(conn, store, None, path)
     try:
-        tables = conn.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'sources', 'entries')"
-        ).fetchone()[0]
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('session', 'version')"))
+        tables, session, version = ledger._schema_state()
     except sqlite3.Error as e:
         ledger.close()
         raise StoreError(f"not a readable ledger: {e}") from None
-    session = meta.get("session")
     problem = None
-    if tables != 3 or meta.get("version") != "1" or not isinstance(session, str):
+    if tables != 3 or version != "1" or not isinstance(session, str):
         problem = "not a version 1 ledger"
     elif basename(directory) != "session-" + ids.session_hash(session):
         problem = "its ledger belongs to a session whose id does not hash to this directory"
@@ -155,7 +145,7 @@ def snapshot_of(cls, path, session):
             cls(conn, "", session, path)._schema_state()
         except sqlite3.DatabaseError as e:
             raise InputError(f"om: {path} is not a usable ledger: {e}") from None
-        copy = cls(_memory(), "", session, path)
+        copy = cls(memory(), "", session, path)
         try:
             conn.backup(copy.conn)
         except sqlite3.Error as e:
@@ -206,8 +196,7 @@ def adopt(ledger, snapshot, meta, transient=()):
     ).fetchall()
     conn = ledger.conn
     with ledger.transaction():
-        has_entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
-        if has_entries or ledger.cursor() or ledger.meta_get("forked_from") is not None:
+        if ledger.has_entries() or ledger.cursor() or ledger.meta_get("forked_from") is not None:
             raise Conflict(
                 "om: import needs an uncheckpointed destination without memory or an earlier import"
             )
@@ -234,9 +223,3 @@ def adopt(ledger, snapshot, meta, transient=()):
             ledger.meta_set(key, value)
         for state in transient:
             ledger.clear_state(state)
-
-def _memory():
-    from om.sqlite import memory
-
-    return memory()
-
