@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_moves import json_in  # noqa: F401 (the test modules import it from here)
 from claude_mock import MockMessages
 from codex_harness import export_marketplace
 from conftest import RUNTIME_ARGV

@@ -17,14 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_moves import marker_checkpoint
+from agent_moves import json_in, marker_checkpoint
 from claude_harness import (  # noqa: F401 (fixtures)
     MCP_PREFIX,
     STOP_CONTEXT,
     claude,
     claude_bin,
     claude_marketplace,
-    json_in,
     ledger,
     ledger_command_in,
     session_in,

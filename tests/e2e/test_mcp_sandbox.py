@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from agent_moves import marker_checkpoint
+from agent_moves import json_in, marker_checkpoint
 from codex_harness import agent_messages, bwrap, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell, tool_call
 
@@ -65,11 +65,6 @@ def output_text(item):
     return output or ""
 
 
-def json_document(text):
-    start = text.index("{")
-    return json.JSONDecoder().raw_decode(text[start:])[0]
-
-
 def mcp_then_shell_model(marker, observation, seen):
     """Run one command; on the checkpoint request: MCP pending, shell apply, MCP apply."""
 
@@ -88,7 +83,7 @@ def mcp_then_shell_model(marker, observation, seen):
         outputs = [output_text(i) for i in after if i.get("type") == "function_call_output"]
         if not outputs:
             return tool_call(NAMESPACE, "pending", {"session": session})
-        pending = json_document(outputs[0])
+        pending = json_in(outputs[0])
         checkpoint = marker_checkpoint(pending, observation, marker)
         if len(outputs) == 1:
             seen["pending"] = pending
@@ -120,7 +115,7 @@ def test_in_the_default_sandbox_the_mcp_tools_checkpoint_where_the_shell_command
     assert "Process exited with code 74" in seen["shell_apply"], seen
     assert "read-only" in seen["shell_apply"].lower() or "readonly" in seen["shell_apply"].lower(), seen
     # The MCP server wrote the checkpoint into the plugin data folder.
-    receipt = json_document(seen["mcp_apply"])
+    receipt = json_in(seen["mcp_apply"])
     assert receipt["through"] == seen["pending"]["through"] and len(receipt["observations"]) == 1
 
     result = om(home.data_dir, session, "view", "--all")
