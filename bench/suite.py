@@ -24,21 +24,24 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUMMARY = re.compile(r"(?:(\d+) failed, )?(\d+) passed.*? in ([\d.]+)s")
+#: pytest's last line: counts ("3 failed, 880 passed, 2 errors") then "in 67.42s".
+SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([\d.]+)s", re.MULTILINE)
 
 
 def run_suite(tree, args=()):
-    """Run TREE's scripts/test; return (passed, failed, pytest seconds, wall seconds)."""
+    """Run TREE's scripts/test; return (passed, failed or in error, pytest seconds, wall seconds)."""
     started = time.perf_counter()
-    proc = subprocess.run(["bash", os.path.join(tree, "scripts", "test"), "-q", "-p", "no:cacheprovider", *args],
-                          cwd=tree, capture_output=True, text=True)
+    proc = subprocess.run(["bash", os.path.join(tree, "scripts", "test"), "-q", "-p", "no:cacheprovider",
+                           "--color=no", *args], cwd=tree, capture_output=True, text=True)
     wall = time.perf_counter() - started
     found = SUMMARY.findall(proc.stdout)
     if not found:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
         raise SystemExit(f"bench/suite.py: no pytest summary from {tree}/scripts/test:\n" + "\n".join(tail))
-    failed, passed, seconds = found[-1]
-    return int(passed), int(failed or 0), float(seconds), wall
+    counts, seconds = found[-1]
+    count = {word.rstrip("s"): int(n) for n, word in re.findall(r"(\d+) (\w+)", counts)}
+    # Errors (a fixture or collection that broke) count as failures: the run did not pass.
+    return count.get("passed", 0), count.get("failed", 0) + count.get("error", 0), float(seconds), wall
 
 
 def test_functions(tree, python):
@@ -54,7 +57,7 @@ def test_functions(tree, python):
 def report(name, result, baseline=None):
     passed, failed, seconds, wall = result
     line = f"  {name:36} {passed:5d} passed"
-    line += f", {failed} failed" if failed else ""
+    line += f", {failed} failed or in error" if failed else ""
     line += f"  pytest {seconds:6.1f} s  wall {wall:6.1f} s"
     if baseline:
         line += f"  ratio {seconds / baseline[2]:4.2f}x"
