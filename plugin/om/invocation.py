@@ -27,9 +27,14 @@ from om.fastpath import abspath, basename, dirname, exists, isfile, join, realpa
 from om.fastpath import shell_quote as quote
 
 
+def entry_path():
+    """The file the user ran: the launcher, the pyz or om/__main__.py ('' for `-c` and the like)."""
+    return abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+
+
 def runtime_path():
     """The file that runs this runtime from anywhere, or '' when only `python -m om` does."""
-    script = abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+    script = entry_path()
     package = dirname(abspath(__file__))
     if script and basename(script) == "__main__.py" and dirname(script) == package:
         # `python -m om`: point at the source tree's launcher when there is one.

@@ -143,10 +143,15 @@ def fsync_dir(path):
         posix.close(fd)
 
 
+def temp_name(directory, stem):
+    """A fresh hidden name in `directory` for a file or folder about to be renamed into place."""
+    return join(directory, ".%s.%d.%s.tmp" % (stem, posix.getpid(), posix.urandom(4).hex()))
+
+
 def write_atomically(path, data, mode=0o644):
     """Write bytes to path via a same-directory temporary file, fsync, one posix.replace."""
     directory = dirname(path)
-    tmp = join(directory, ".%s.%d.%s.tmp" % (basename(path), posix.getpid(), posix.urandom(4).hex()))
+    tmp = temp_name(directory, basename(path))
     fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
     try:
         with open(fd, "wb") as f:

@@ -12,9 +12,11 @@ Returns the text to print; raises OmError subclasses (UpdateAvailable for --chec
 
 import os
 
+from om import invocation
 from om.errors import OmError, UpdateAvailable, UsageError
 from om.selfupdate import channel as channels
 from om.selfupdate import layout, ownership
+from om.store import temp_name
 
 
 def run(args, stdin=None, stderr=None):
@@ -129,7 +131,7 @@ def _install_release(client, home, receipt, version, release, stderr):
         sums_text = client.fetch_small(sums_asset).decode("utf-8", "replace")
     vroot = layout.versions_dir(home)
     os.makedirs(vroot, exist_ok=True)
-    tmp = os.path.join(vroot, ".download.%d.%s.tmp" % (os.getpid(), os.urandom(4).hex()))
+    tmp = temp_name(vroot, "download")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         progress = Progress(stderr, name, asset.get("size"))
@@ -195,7 +197,7 @@ def install():
     from om.selfupdate import locations
     from om.selfupdate.version import try_parse
 
-    pyz = locations.entry_path()
+    pyz = invocation.entry_path()
     if not pyz or not os.path.isfile(pyz) or not zipfile.is_zipfile(pyz):
         raise UsageError(
             "om: `om self install` runs from the downloaded zipapp: python3 om-<version>.pyz self install"

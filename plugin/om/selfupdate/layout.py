@@ -31,7 +31,7 @@ import zipfile
 
 from om.errors import Conflict, OmError
 from om.selfupdate.checksum import sha256_file
-from om.store import fsync_dir, write_atomically
+from om.store import fsync_dir, temp_name, write_atomically
 
 RECEIPT = "receipt.json"
 INSTALLER = "om-standalone"
@@ -52,13 +52,6 @@ def version_dir(home, version):
 
 def lib_dir(home, version):
     return os.path.join(version_dir(home, version), "lib")
-
-
-# --- small durable-write helpers -------------------------------------------------
-
-
-def _temp_name(directory, stem):
-    return os.path.join(directory, ".%s.%d.%s.tmp" % (stem, os.getpid(), os.urandom(4).hex()))
 
 
 # --- receipt ------------------------------------------------------------------------
@@ -189,7 +182,7 @@ def publish_payload(home, version, pyz_path, sha256, python):
         return final
     vroot = versions_dir(home)
     os.makedirs(vroot, exist_ok=True)
-    staging = _temp_name(vroot, str(version))
+    staging = temp_name(vroot, str(version))
     os.mkdir(staging, 0o755)
     try:
         staged_pyz = os.path.join(staging, "om.pyz")
@@ -203,7 +196,7 @@ def publish_payload(home, version, pyz_path, sha256, python):
         _seal(staging)
         if os.path.lexists(final):
             # A damaged copy of this version: set it aside rather than rewrite it in place.
-            os.rename(final, _temp_name(vroot, f"{version}.damaged"))
+            os.rename(final, temp_name(vroot, f"{version}.damaged"))
         os.rename(staging, final)
         fsync_dir(vroot)
     except BaseException:

@@ -6,7 +6,6 @@ anywhere and tests never touch the real home directory.
 """
 
 import os
-import sys
 
 #: File that a plugin (or any other owner) puts beside the runtime to forbid self-update.
 MANAGED_MARKER = ".observational-memory-managed"
@@ -56,8 +55,3 @@ def runtime_root():
 
     return os.path.dirname(os.path.dirname(os.path.abspath(om.__file__)))
 
-
-def entry_path():
-    """The file the user ran: the launcher, the pyz, or om/__main__.py."""
-    argv0 = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
-    return os.path.abspath(argv0) if argv0 else ""

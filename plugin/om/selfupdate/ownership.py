@@ -7,6 +7,7 @@ a refusal to self-update happens before any request is made.
 import json
 import os
 
+from om import invocation
 from om.errors import Conflict
 from om.selfupdate import locations
 
@@ -17,7 +18,7 @@ def managed_marker():
     """Path of the managed marker beside the runtime, or None."""
     root = locations.runtime_root()
     places = [root, os.path.dirname(root)]
-    entry = locations.entry_path()
+    entry = invocation.entry_path()
     if entry:
         places.append(os.path.dirname(entry))
         places.append(os.path.dirname(os.path.realpath(entry)))
