@@ -28,9 +28,10 @@ Invariants of `run_hook`:
   summariser) are skipped with a receipt.
 - Every handled event leaves a capture receipt (om.receipts) with its outcome and
   duration, under the client's name, so `om doctor` can prove the hooks run.
-- Import-light: the hook's whole path is this module, operations and the ledger
-  core (each module costs a hook event about 0.1 ms to load, so the adapter layer
-  is kept to these few).
+- Import-light: of the adapter layer, an event loads only this module and
+  operations (messages only when there is something to say), beside the
+  client's profile and the ledger core with the few modules it needs: each
+  module costs a hook event about 0.1 ms to load.
 
 Invariant of `Profile`: it holds no state and reads nothing but the event it is
 given; the shared operations never branch on a client's name, only on what the
