@@ -209,10 +209,16 @@ def sweep_staging(store, now=None):
     return removed, in_use
 
 
+def owner_pid(name, prefix):
+    """The pid in a `<prefix><pid>-<rest>` name (a staging or export folder), or None."""
+    pid, _, rest = name[len(prefix):].partition("-")
+    return int(pid) if pid.isascii() and pid.isdigit() and rest else None
+
+
 def _staging_owned(name, path, now):
-    pid, _, rest = name[len(STAGING_PREFIX):].partition("-")
-    if pid.isdigit() and rest:
-        return process_alive(int(pid))
+    pid = owner_pid(name, STAGING_PREFIX)
+    if pid is not None:
+        return process_alive(pid)
     try:
         return now - posix.lstat(path).st_mtime < UNOWNED_STAGING_SECONDS
     except OSError:

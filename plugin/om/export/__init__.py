@@ -30,7 +30,7 @@ FORMATS = ("md", "json", "html")
 
 def render(store, session, fmt, all_sessions=False):
     """(The export document of one session, or with `all_sessions` of the whole store;
-    the [{directory, error}] of the session directories it could not read, always [] for one session)."""
+    the [{directory, error}] of the session directories it could not read, None for one session)."""
     if fmt not in FORMATS:
         raise InputError(f"om: export format must be md, json or html, got {fmt!r}")
     from om.export.reader import read_all, read_session
@@ -38,18 +38,18 @@ def render(store, session, fmt, all_sessions=False):
     if all_sessions:
         snapshots, skipped = read_all(store)
     else:
-        snapshots, skipped = [read_session(store, session)], []
+        snapshots, skipped = [read_session(store, session)], None
     if fmt == "json":
         from om.export.jsondoc import render_json
 
-        return render_json(snapshots, all_sessions, skipped), skipped
+        return render_json(snapshots, all_sessions, skipped or ()), skipped
     if fmt == "md":
         from om.export.markdown import render_markdown
 
-        return render_markdown(snapshots, all_sessions, skipped), skipped
+        return render_markdown(snapshots, all_sessions, skipped or ()), skipped
     from om.export.browser import render_html
 
-    return render_html(snapshots, all_sessions, skipped), skipped
+    return render_html(snapshots, all_sessions, skipped or ()), skipped
 
 
 def run(store, session, fmt, out=None, all_sessions=False):
@@ -60,7 +60,7 @@ def run(store, session, fmt, out=None, all_sessions=False):
         from om.jsonio import dumps
 
         path, data = write(out, text, store)
-        text = dumps(receipt(path, fmt, data, skipped if all_sessions else None)) + "\n"
+        text = dumps(receipt(path, fmt, data, skipped)) + "\n"
     return text, (skipped_notice(skipped) if skipped else None)
 
 
@@ -150,8 +150,8 @@ def discard_fresh():
         shutil.rmtree(_fresh.pop(), ignore_errors=True)
 
 
-def sweep_fresh(directory=None):
-    """Remove the export folders of this user's processes that are gone; return the paths removed.
+def sweep_fresh():
+    """Remove the export folders of this user's processes that are gone.
 
     Only folders named `om-export-<pid>-*`, owned by this user, not links, whose
     process no longer exists. Never raises."""
@@ -159,24 +159,21 @@ def sweep_fresh(directory=None):
     import stat
     import tempfile
 
-    from om.store import process_alive
+    from om.store import owner_pid, process_alive
 
-    directory = directory or tempfile.gettempdir()
+    directory = tempfile.gettempdir()
     try:
         names = sorted(n for n in os.listdir(directory) if n.startswith(FRESH_PREFIX))
     except OSError:
-        return []
-    removed = []
+        return
     for name in names:
-        pid, _, rest = name[len(FRESH_PREFIX):].partition("-")
-        path = os.path.join(directory, name)
-        if not (pid.isdigit() and rest) or process_alive(int(pid)):
+        pid = owner_pid(name, FRESH_PREFIX)
+        if pid is None or process_alive(pid):
             continue
+        path = os.path.join(directory, name)
         try:
             st = os.lstat(path)
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
             shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed

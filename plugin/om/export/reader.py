@@ -16,11 +16,12 @@ Invariants:
 import os
 
 from om.errors import NotFound, OmError, StoreError
+from om.project import PROJECT_KEY
 from om.store import database_path, resolve_store, session_dir, validate_session
 
-#: The meta key in which a session's project is recorded. Sessions without it
-#: export with project None ("unknown" in the documents).
-PROJECT_META_KEY = "om_project"
+#: The meta key in which a session's project is recorded (om.project). Sessions
+#: without it export with project None ("unknown" in the documents).
+PROJECT_META_KEY = PROJECT_KEY
 
 
 def read_session(store, session):
@@ -33,11 +34,8 @@ def read_session(store, session):
     from om.sessions.catalogue import database_error
 
     try:
-        ledger = Ledger.open_directory(store, session_dir(store, session))
-        if ledger.session != session:
-            ledger.close()
-            raise StoreError("its ledger belongs to another session")
-        with ledger:
+        # open_directory checks that the ledger is the session its directory name hashes.
+        with Ledger.open_directory(store, session_dir(store, session)) as ledger:
             return _read(ledger)
     except (OmError, database_error(), *UNREADABLE) as e:
         raise StoreError(f"om: cannot read the ledger {path}: {_reason(e)}") from None

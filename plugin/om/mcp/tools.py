@@ -345,7 +345,7 @@ def _export(store, session, args):
         raise InputError("om: export: argument 'all_sessions' must be true or false")
     text, skipped = render(store, session, fmt, all_sessions)
     path, data = write_fresh(text, fmt)
-    return dumps(receipt(path, fmt, data, skipped if all_sessions else None))
+    return dumps(receipt(path, fmt, data, skipped))
 
 
 def _search_options(args):
