@@ -5,16 +5,13 @@ under `-X importtime` and reads the modules it imported from stderr.
 """
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
-from hook_drivers import recorded
+from hook_drivers import RUNTIME, clean_env, recorded
 
-RUNTIME = ROOT / "plugin" / "bin" / "om"
 CODEX_PROMPT = {"session_id": "startup", "turn_id": "t1", "cwd": "/", "model": "mock", "transcript_path": None,
                 "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "Please fix the bug"}
 CAPTURE = json.dumps({"kind": "tool", "text": "ls -la\ntotal 0", "key": "k"}).encode()
@@ -22,9 +19,8 @@ CAPTURE = json.dumps({"kind": "tool", "text": "ls -la\ntotal 0", "key": "k"}).en
 
 def loaded_by(*args, input=b""):
     """(the modules `om ARGS` imported, its completed process)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OBSERVATIONAL", "OM_", "PLUGIN_", "CLAUDE_"))}
     proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(RUNTIME), *map(str, args)],
-                          input=input, capture_output=True, env=env, timeout=60)
+                          input=input, capture_output=True, env=clean_env(), timeout=60)
     lines = proc.stderr.decode("utf-8", "replace").splitlines()
     modules = {line.split("|")[-1].strip() for line in lines if line.startswith("import time:")}
     assert "om.cli" in modules, proc.stderr

@@ -119,16 +119,19 @@ def test_with_sessions_spread_over_time_the_most_recent_are_named(store, project
 
 def _many_sessions(store, project, count):
     """`count` sessions of one project with memory, written the way the hooks and apply leave them."""
-    first = "seed"
-    session_with_memory(store, first, project, "Seed fact.")
-    template = database(store, first).read_bytes()
+    session_with_memory(store, "seed", project, "Seed fact.")
+    _copies(store, "seed", [f"019a2270-{i:04d}-7750-a7d3-" + "x" * 200 for i in range(count - 1)])
+
+
+def _copies(store, template, sessions):
+    """A copy of `template`'s ledger for each of `sessions`, renamed to it as a peer would name it."""
     from om.ids import session_hash  # the documented directory naming, computed like a peer would
 
-    for i in range(count - 1):
-        session = f"019a2270-{i:04d}-7750-a7d3-" + "x" * 200
+    data = database(store, template).read_bytes()
+    for session in sessions:
         directory = store / ("session-" + session_hash(session))
         directory.mkdir(mode=0o700)
-        (directory / "memory.sqlite3").write_bytes(template)
+        (directory / "memory.sqlite3").write_bytes(data)
         conn = sqlite3.connect(directory / "memory.sqlite3", isolation_level=None)
         conn.execute("PRAGMA synchronous = OFF")
         conn.execute("UPDATE meta SET value = ? WHERE key = 'session'", (session,))
@@ -139,7 +142,6 @@ def test_the_pointer_opens_only_the_most_recently_written_ledgers_however_many_t
         store, project, tmp_path):
     import os
 
-    from om.ids import session_hash
     from om.sessions.pointer import MAX_VISITS
 
     for i in range(3):
@@ -148,20 +150,14 @@ def test_the_pointer_opens_only_the_most_recently_written_ledgers_however_many_t
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     session_with_memory(store, "theirs", elsewhere, "Their fact.")
-    template = database(store, "theirs").read_bytes()
-    for i in range(MAX_VISITS - 1):  # written since: as many newer ledgers as the pointer opens
-        session = f"theirs-{i}"
-        directory = store / ("session-" + session_hash(session))
-        directory.mkdir(mode=0o700)
-        (directory / "memory.sqlite3").write_bytes(template)
-        with sqlite3.connect(directory / "memory.sqlite3", isolation_level=None) as conn:
-            conn.execute("UPDATE meta SET value = ? WHERE key = 'session'", (session,))
+    # Written since: as many newer ledgers as the pointer opens.
+    _copies(store, "theirs", [f"theirs-{i}" for i in range(MAX_VISITS - 1)])
     assert pointer(start(store, "fresh", project)) == ""  # ours lie beyond the ledgers it opens
     os.utime(database(store, "ours-1"), (time.time() + 60, time.time() + 60))  # written again since
     named = [line.split('"')[1] for line in pointer(start(store, "fresh-2", project)).splitlines()
              if line.startswith('- "')]
     assert named == ["ours-1"]
-    # Listing and search still see every session.
+    # The listing still sees every session.
     assert run_om("--store", store, "sessions", "--project", str(project)).stdout.count("ours-") == 3
 
 

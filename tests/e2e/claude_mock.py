@@ -112,10 +112,6 @@ class MockMessages(ScriptedServer):
                                                               "message": "not served by the mock"}}))
     HEADERS = (("request-id", lambda: _new_id("req")),)
 
-    def __init__(self, script):
-        super().__init__(script)
-        self.side_requests = []
-
     @property
     def base_url(self):
         # Origin only: the client appends /v1/messages itself.
@@ -127,8 +123,7 @@ class MockMessages(ScriptedServer):
         if not path.endswith("/messages"):
             return (*self.NOT_FOUND, "application/json")
         request = Request(body, headers)
-        if request.is_side:
-            self.record(request, self.side_requests)
+        if request.is_side:  # not the agent's turn: answered, never shown to the script
             reply = say("(mock side reply)")
         else:
             self.record(request)

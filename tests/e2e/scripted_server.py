@@ -41,9 +41,9 @@ class ScriptedServer:
         """(status, data, content type) for one POST."""
         raise NotImplementedError
 
-    def record(self, request, into=None):
+    def record(self, request):
         with self._lock:
-            (self.requests if into is None else into).append(request)
+            self.requests.append(request)
 
     def run_script(self, request, failed):
         """The script's reply to `request`; `failed(text)` builds the reply when the script raises."""
