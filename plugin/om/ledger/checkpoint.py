@@ -14,7 +14,7 @@ from om import ids
 from om.errors import Conflict, InputError, NotFound
 from om.jsonio import dumps, loads
 from om.ledger import now
-from om.ledger.recall import entry_by_id, extend_view_order, shown
+from om.ledger.recall import entry_by_id, extend_view_order, shown, source_row
 
 
 def apply(ledger, checkpoint):
@@ -44,7 +44,7 @@ def apply(ledger, checkpoint):
             support = o["source_ids"]
             stamps = []
             for sid in support:
-                row = ledger.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (sid,)).fetchone()
+                row = source_row(ledger, sid)
                 if row is None:
                     raise NotFound(f"om: {where} cites unknown source {shown(sid)}")
                 if row[0] > through:

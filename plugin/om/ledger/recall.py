@@ -74,7 +74,7 @@ def recall(ledger, item_id):
         raise InputError("om: recall needs an id")
     with ledger.reading():
         if item_id.startswith("s-"):
-            row = ledger.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (item_id,)).fetchone()
+            row = source_row(ledger, item_id)
             if row is None:
                 raise NotFound(f"om: no source {shown(item_id)}")
             return {"sources": [_source(*row)]}
@@ -94,10 +94,15 @@ def entry_by_id(ledger, entry_id):
     ).fetchone()
     return _entry(*row) if row else None
 
+def source_row(ledger, source_id):
+    """(seq, body) of one source, or None."""
+    return ledger.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (source_id,)).fetchone()
+
+
 def _sources_by_ids(ledger, source_ids):
     found = []
     for sid in source_ids:
-        row = ledger.conn.execute("SELECT seq, body FROM sources WHERE id = ?", (sid,)).fetchone()
+        row = source_row(ledger, sid)
         if row:
             found.append(_source(*row))
     found.sort(key=lambda s: s["seq"])
