@@ -28,7 +28,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "plugin"))
+sys.path.insert(0, ROOT)
 
 from om import ids  # noqa: E402
 from om.jsonio import dumps  # noqa: E402
@@ -163,7 +163,7 @@ class Runner:
         self.python = python
         self.flags = [] if site else ["-S"]
         self.env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        self.env["PYTHONPATH"] = os.path.join(ROOT, "plugin")
+        self.env["PYTHONPATH"] = ROOT
         # An installed om runs from compiled bytecode; without this, a machine with
         # PYTHONDONTWRITEBYTECODE would recompile every om module on every run.
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -21,7 +21,7 @@ SESSION = "bench"
 
 def env():
     e = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    e["PYTHONPATH"] = str(ROOT / "plugin")
+    e["PYTHONPATH"] = str(ROOT)
     return e
 
 

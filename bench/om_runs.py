@@ -1,6 +1,6 @@
 """How the benchmarks run `om` from this tree: one subprocess runner for every script.
 
-Invariants: each call is a fresh `python -m om` of this tree's plugin/ (never an
+Invariants: each call is a fresh `python -m om` of this tree's om/ (never an
 installed om, never the caller's OBSERVATIONAL_MEMORY_STORE), timed from spawn to
 exit; a command that fails ends the benchmark with its stderr, since a number for
 a failed run would mean nothing.
@@ -13,7 +13,6 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGE_DIR = os.path.join(ROOT, "plugin")
 
 #: The vocabulary the benchmarks' generated evidence is written in.
 WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle docker image migration table index "
@@ -22,7 +21,7 @@ WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle doc
 
 
 def _env():
-    env = dict(os.environ, PYTHONPATH=PACKAGE_DIR)
+    env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("OBSERVATIONAL_MEMORY_STORE", None)
     return env
 

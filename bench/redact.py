@@ -14,7 +14,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "plugin"))
+sys.path.insert(0, ROOT)
 
 from om.redact import redact  # noqa: E402
 
@@ -95,7 +95,7 @@ def main():
             b = per_call(baseline, text)
             print(f"{name:<28}{size:>9}{r * 1e6:>12.1f}{b * 1e6:>12.1f}{r / b:>8.2f}")
 
-    prefix = f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'plugin')!r}); "
+    prefix = f"import sys; sys.path.insert(0, {ROOT!r}); "
     bare, imp, clean, dirty = fresh([
         "pass",
         prefix + "import om.redact",

@@ -21,11 +21,11 @@ import sys
 import tempfile
 import time
 
-from om_runs import PACKAGE_DIR, WORDS
+from om_runs import ROOT, WORDS
 from om_runs import hook as om_hook
 from om_runs import om as om_run
 
-sys.path.insert(0, PACKAGE_DIR)
+sys.path.insert(0, ROOT)
 
 
 def om(store, *args, input=None):

@@ -23,10 +23,10 @@ import sys
 import tempfile
 import time
 
-from om_runs import PACKAGE_DIR, WORDS, hook
+from om_runs import ROOT, WORDS, hook
 from om_runs import om as om_run
 
-sys.path.insert(0, PACKAGE_DIR)
+sys.path.insert(0, ROOT)
 
 
 def om(store, *args, session="bench-0", input=None):

@@ -83,17 +83,19 @@ def main(argv=None):
         commands = {
             "bare": [python, "-I", "-S", "-c", "pass"],
             "installed": [str(tmp / "bin" / "om"), "--version"],
-            "source": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), "--version"],
+            "source": [python, "-I", "-S", "-c", SOURCE % str(ROOT), "--version"],
             "pyz": [python, "-I", str(pyz), "--version"],
             "hook": [str(tmp / "bin" / "om"), *hook],
-            "hook-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *hook],
+            "hook-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT), *hook],
             "status": [str(tmp / "bin" / "om"), *ledger, "status"],
-            "status-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *ledger, "status"],
+            "status-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT), *ledger, "status"],
             "capture": [str(tmp / "bin" / "om"), *ledger, "capture"],
-            "capture-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT / "plugin"), *ledger, "capture"],
+            "capture-src": [python, "-I", "-S", "-c", SOURCE % str(ROOT), *ledger, "capture"],
         }
         if args.against is not None:
-            base = str(args.against.resolve() / "plugin")
+            against = args.against.resolve()
+            # The package was under plugin/ for a while; before and after, at the root.
+            base = str(against / "plugin") if (against / "plugin" / "om").is_dir() else str(against)
             for name in ("source", "hook-src", "status-src", "capture-src"):
                 commands[f"{name}@base"] = [*commands[name][:4], SOURCE % base, *commands[name][5:]]
         for cmd in commands.values():  # warm caches (shiv extraction, page cache)

@@ -26,8 +26,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY_POINT = "om.cli:run"
-# The package lives inside the plugin root, so the plugin ships exactly its own files.
-PACKAGE_PARENT = "plugin"
 # The shebang used when the pyz is executed directly; the installed launcher names an
 # absolute interpreter instead (see om/selfupdate/layout.py).
 SHEBANG = "/usr/bin/env python3"
@@ -43,19 +41,19 @@ def tracked_sources(root):
     try:
         out = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--", "om"],
-            cwd=root / PACKAGE_PARENT, check=True, capture_output=True,
+            cwd=root, check=True, capture_output=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise BuildError(f"cannot list tracked files in {root} (a git checkout is required): {e}") from None
     paths = sorted(p for p in out.decode("utf-8").split("\0") if p)
-    paths = [p for p in paths if (root / PACKAGE_PARENT / p).is_file() and not p.endswith((".pyc", ".pyo"))]
+    paths = [p for p in paths if (root / p).is_file() and not p.endswith((".pyc", ".pyo"))]
     if "om/__init__.py" not in paths:
         raise BuildError(f"om/__init__.py is not tracked in {root}")
     return paths
 
 
 def source_version(root):
-    text = (root / PACKAGE_PARENT / "om" / "__init__.py").read_text(encoding="utf-8")
+    text = (root / "om" / "__init__.py").read_text(encoding="utf-8")
     m = re.search(r'^__version__ = "([^"]*)"$', text, re.M)
     if not m:
         raise BuildError("om/__init__.py has no __version__ line")
@@ -77,7 +75,7 @@ def stage(root, site_packages, version):
     for rel in tracked_sources(root):
         dest = site_packages / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / PACKAGE_PARENT / rel, dest)
+        shutil.copyfile(root / rel, dest)
         os.chmod(dest, 0o644)
     init = site_packages / "om" / "__init__.py"
     text = init.read_text(encoding="utf-8")
@@ -91,13 +89,27 @@ def stage(root, site_packages, version):
 
 # The runtime's own checksum code, run from the source file: importing `om` here would
 # import the package this script is building (and whatever else is on sys.path as `om`).
-sha256_file = runpy.run_path(str(ROOT / "plugin" / "om" / "selfupdate" / "checksum.py"))["sha256_file"]
+sha256_file = runpy.run_path(str(ROOT / "om" / "selfupdate" / "checksum.py"))["sha256_file"]
+
+
+def default_out_dir():
+    """dist/ in this checkout's part of the development cache (scripts/dev-cache), not in the tree.
+
+    A build left in the tree would ship with the plugin: the repository root is the plugin root.
+    """
+    try:
+        out = subprocess.run(["sh", str(ROOT / "scripts" / "dev-cache"), "--checkout"], check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        detail = getattr(e, "stderr", "") or e
+        raise BuildError(f"no development cache for the default output folder (give --out-dir): {detail}") from None
+    return Path(out.strip()) / "dist"
 
 
 def build(root=ROOT, out_dir=None, version=None, source_date_epoch=None, python=None):
     """Build, check and checksum the zipapp; return its path."""
     root = Path(root).resolve()
-    out_dir = Path(out_dir) if out_dir is not None else root / "dist"
+    out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     version = version or source_version(root)
     if not re.fullmatch(r"[0-9A-Za-z.\-]+", version):
         raise BuildError(f"unusable version: {version!r}")
@@ -144,12 +156,12 @@ def check_runs(pyz, version, python, shiv_root):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Build dist/om-<version>.pyz with shiv.")
+    p = argparse.ArgumentParser(description="Build om-<version>.pyz with shiv.")
     p.add_argument("--version", help="version to stamp into the build (default: om/__init__.py)")
-    p.add_argument("--out-dir", default=str(ROOT / "dist"))
+    p.add_argument("--out-dir", help="default: dist/ in this checkout's development cache (scripts/dev-cache --checkout)")
     args = p.parse_args(argv)
     try:
-        target = build(out_dir=Path(args.out_dir), version=args.version)
+        target = build(out_dir=Path(args.out_dir) if args.out_dir else None, version=args.version)
     except BuildError as e:
         print(f"build/zipapp.py: {e}", file=sys.stderr)
         return 1

@@ -27,7 +27,7 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "plugin"))
+sys.path.insert(0, str(ROOT))
 
 from om import PROTOCOL_VERSION  # noqa: E402
 from om.selfupdate import pins  # noqa: E402
@@ -129,7 +129,7 @@ def main(argv=None):
     p.add_argument("--tag", required=True, help="the published release to pin, e.g. v1.3.0")
     p.add_argument("--api-url", default=os.environ.get("OM_RELEASE_API_URL", DEFAULT_API_URL))
     p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", DEFAULT_REPO))
-    p.add_argument("--plugin-root", default=str(ROOT / "plugin"), help="the plugin tree (default: this repository's plugin/)")
+    p.add_argument("--plugin-root", default=str(ROOT), help="the plugin tree (default: this repository, whose root is the plugin)")
     p.add_argument("--pins-file", help="default: PLUGIN_ROOT/plugin-pins.json")
     args = p.parse_args(argv)
     try:

@@ -31,7 +31,7 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "plugin"))
+sys.path.insert(0, str(ROOT))
 
 from om.selfupdate.locations import DEFAULT_API_URL, DEFAULT_REPO  # noqa: E402
 from om.selfupdate.version import in_channel, nightly, parse, rc, try_parse  # noqa: E402
@@ -73,10 +73,10 @@ def main(argv=None):
     p.add_argument("--target", default=os.environ.get("GITHUB_SHA", "main"), help="commit or branch to tag")
     p.add_argument("--api-url", default=os.environ.get("OM_RELEASE_API_URL", DEFAULT_API_URL))
     p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", DEFAULT_REPO))
-    p.add_argument("--out-dir", default=str(ROOT / "dist"))
+    p.add_argument("--out-dir", help="default: dist/ in this checkout's development cache (scripts/dev-cache --checkout)")
     p.add_argument("--pin", action="store_true",
                    help="pin the plugin to the published release: plugin-pins.json and runtime/om-<version>.pyz")
-    p.add_argument("--plugin-root", default=str(ROOT / "plugin"), help="the plugin tree to pin (default: this repository's plugin/)")
+    p.add_argument("--plugin-root", default=str(ROOT), help="the plugin tree to pin (default: this repository, whose root is the plugin)")
     p.add_argument("--pins-file", help="default: PLUGIN_ROOT/plugin-pins.json")
     p.add_argument("--dry-run", action="store_true", help="print the tag and build, publish nothing")
     args = p.parse_args(argv)
@@ -90,6 +90,7 @@ def main(argv=None):
 def publish(args):
     gh = GitHub(args.api_url, args.repo, os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN"))
     builder = load_builder()
+    out_dir = Path(args.out_dir) if args.out_dir else builder.default_out_dir()
     base = args.version or parse(builder.source_version(ROOT).split("+")[0]).base
     existing = [r.get("tag_name") for r in gh.releases()]
     if args.tag:
@@ -102,11 +103,11 @@ def publish(args):
             raise ReleaseError(f"{version} is not a {args.channel} version")
     if version.tag in existing:
         raise ReleaseError(f"{version.tag} is already released")
-    pyz = builder.build(root=ROOT, out_dir=Path(args.out_dir), version=str(version))
+    pyz = builder.build(root=ROOT, out_dir=out_dir, version=str(version))
     data = pyz.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     sums = f"{digest}  {pyz.name}\n".encode()
-    (Path(args.out_dir) / "SHA256SUMS").write_bytes(sums)
+    (out_dir / "SHA256SUMS").write_bytes(sums)
     print(f"{version.tag}: built {pyz.name} sha256 {digest}")
     if args.dry_run:
         return 0

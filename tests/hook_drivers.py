@@ -18,7 +18,7 @@ from pathlib import Path
 import jsonschema
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNTIME = ROOT / "plugin" / "bin" / "om"
+RUNTIME = ROOT / "bin" / "om"
 CLAUDE_FIXTURES = ROOT / "tests" / "fixtures" / "claude-2.1.332"
 CODEX_SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
 CODEX_SCHEMA_OF = {

@@ -37,9 +37,9 @@ class McpServer:
         whole environment, as when Codex starts the server from `.mcp.json`."""
         if command is None:
             full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-            full_env["PYTHONPATH"] = str(ROOT / "plugin")
+            full_env["PYTHONPATH"] = str(ROOT)
             full_env.update(env or {})
-            argv = [python, "-S", str(ROOT / "plugin" / "bin" / "om"), "mcp"]
+            argv = [python, "-S", str(ROOT / "bin" / "om"), "mcp"]
         else:
             full_env, argv = dict(env or {}), list(command)
         if store is not None:

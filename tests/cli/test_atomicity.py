@@ -28,7 +28,7 @@ VOLATILE = ("last_checkpoint_at",)
 
 def _env():
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 

@@ -66,7 +66,7 @@ def test_an_installed_enabled_plugin_with_its_hooks_running_is_all_ok(tmp_path):
     assert {name: c["status"] for name, c in found.items()} == dict(
         {"claude.plugin": "ok", "claude.hooks": "ok", "claude.mcp": "ok"},
         **{f"claude.capture.{e}": "ok" for e in EVENTS})
-    assert f"hooks run from {ROOT / 'plugin'}" in found["claude.plugin"]["finding"]
+    assert f"hooks run from {ROOT}" in found["claude.plugin"]["finding"]
     assert "starts and lists" in found["claude.mcp"]["finding"] and str(store) in found["claude.mcp"]["finding"]
     assert all(c["fix"] == "" for c in found.values())
     # Listing the tools wrote nothing: the store holds only the receipts.
@@ -108,10 +108,10 @@ def test_a_plugin_whose_hooks_miss_an_event_fails(tmp_path):
     (marketplace / ".claude-plugin").mkdir(parents=True)
     (marketplace / ".claude-plugin" / "marketplace.json").write_text(
         (ROOT / ".claude-plugin" / "marketplace.json").read_text())
-    (marketplace / "plugin" / "hooks").mkdir(parents=True)
-    hooks = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())
+    (marketplace / "hooks").mkdir(parents=True)
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())
     del hooks["hooks"]["PostToolUseFailure"]
-    (marketplace / "plugin" / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    (marketplace / "hooks" / "hooks.json").write_text(json.dumps(hooks))
     found = doctor(tmp_path, make_config(tmp_path, marketplace=marketplace))
     assert found["claude.hooks"]["status"] == "fail" and "PostToolUseFailure" in found["claude.hooks"]["finding"]
     assert found["claude.mcp"]["status"] == "warn"  # this copy declares no MCP server

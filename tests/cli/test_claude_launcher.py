@@ -1,8 +1,8 @@
 """The one hook launcher, run through each client's registered command as that client runs it.
 
-Claude Code 2.1.332 reads plugin/hooks/hooks.json, sets only CLAUDE_PLUGIN_ROOT and
+Claude Code 2.1.332 reads hooks/hooks.json, sets only CLAUDE_PLUGIN_ROOT and
 CLAUDE_PLUGIN_DATA for plugin hooks and runs the command with /bin/sh; Codex 0.169.0
-reads the file its manifest declares, plugin/hooks/codex.json, sets those and
+reads the file its manifest declares, hooks/codex.json, sets those and
 PLUGIN_ROOT/PLUGIN_DATA, and runs the command with the user's $SHELL. Commands are taken
 verbatim from those files and run on recorded payloads.
 """
@@ -19,7 +19,7 @@ import pytest
 
 from conftest import ROOT
 
-PLUGIN = ROOT / "plugin"
+PLUGIN = ROOT
 REGISTERED = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
 CODEX_REGISTERED = json.loads((PLUGIN / "hooks" / "codex.json").read_text())["hooks"]
 CLAUDE = json.loads((ROOT / "tests" / "fixtures" / "claude-2.1.332" / "event_payloads.json").read_text())

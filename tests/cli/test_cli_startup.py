@@ -1,6 +1,6 @@
 """What a command line loads before it runs: the hook no command table, a plain command no argparse.
 
-Each case runs the runtime as the hooks and shells do (`python3 -I -S plugin/bin/om ...`)
+Each case runs the runtime as the hooks and shells do (`python3 -I -S bin/om ...`)
 under `-X importtime` and reads the modules it imported from stderr.
 """
 

@@ -40,7 +40,7 @@ time.sleep(120)
 
 def _env():
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 

@@ -82,7 +82,7 @@ def test_the_documented_rebuild_turns_a_json_export_back_into_the_same_ledger(st
     (script,) = re.findall(r"```python\n(.*?)```", docs, re.S)
     rebuilt = tmp_path / "rebuilt"
     proc = subprocess.run([sys.executable, "-c", script, str(export_file), str(rebuilt), sys.executable, "-m", "om"],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "plugin")})
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr
     assert om_json(rebuilt, "view", "--all") == om_json(store, "view", "--all")
     for item in ids["sources"] + [ids["reflection"], ids["symptom"]]:

@@ -430,10 +430,10 @@ def installed_plugin(codex_home, where=INSTALLED, manifest=True):
     root = codex_home.joinpath(*where)
     ignore = shutil.ignore_patterns("__pycache__")
     for name in ("om", "bin"):
-        shutil.copytree(ROOT / "plugin" / name, root / name, ignore=ignore)
-    shutil.copy(ROOT / "plugin" / ".mcp.json", root / ".mcp.json")
+        shutil.copytree(ROOT / name, root / name, ignore=ignore)
+    shutil.copy(ROOT / ".mcp.json", root / ".mcp.json")
     if manifest:
-        shutil.copytree(ROOT / "plugin" / ".codex-plugin", root / ".codex-plugin")
+        shutil.copytree(ROOT / ".codex-plugin", root / ".codex-plugin")
     return root
 
 

@@ -16,7 +16,7 @@ UMASKS = [0o000, 0o002, 0o022]
 
 def om_with_umask(umask, store, session, *args, input=b""):
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run(
         [*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
         input=input, capture_output=True, env=env, umask=umask, timeout=60,

@@ -223,7 +223,7 @@ def test_remove_without_a_terminal_needs_yes_and_changes_nothing(store, project)
 def _remove_on_a_terminal(store, session, answer):
     main, replica = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "sessions", "--remove", session],
                             stdin=replica, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     os.close(replica)

@@ -23,7 +23,7 @@ SOURCES = 4000
 
 def _env():
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 

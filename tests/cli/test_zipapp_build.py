@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 from conftest import ROOT
 from dist_support import load_builder
@@ -42,12 +43,12 @@ def test_the_script_writes_the_pyz_and_its_sha256_and_the_pyz_runs(tmp_path):
 
 def test_a_deleted_or_untracked_module_never_ships(tmp_path):
     tree = tmp_path / "tree"
-    pkg = tree / "plugin" / "om"
-    shutil.copytree(ROOT / "plugin" / "om", pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    pkg = tree / "om"
+    shutil.copytree(ROOT / "om", pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (pkg / "doomed.py").write_text("X = 1\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
-    subprocess.run([*git, "-C", str(tree), "add", "plugin"], check=True)
+    subprocess.run([*git, "-C", str(tree), "add", "om"], check=True)
     subprocess.run([*git, "-C", str(tree), "commit", "-qm", "tree"], check=True)
     (pkg / "doomed.py").unlink()
     (pkg / "scratch.py").write_text("Y = 2\n")
@@ -79,14 +80,21 @@ def test_scripts_build_makes_a_working_zipapp_in_a_fresh_clone_whose_python_has_
     python = shutil.which("python3")
     assert subprocess.run([python, "-c", "import shiv"], capture_output=True).returncode != 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p)
-    p = subprocess.run(["scripts/build", "--out-dir", str(tmp_path / "out")], cwd=clone, env=env,
-                       capture_output=True, text=True, timeout=300)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if "/venv/" not in p)
+    # A throwaway development cache (pip's download cache stays the suite's, so shiv is not fetched again).
+    env["OM_DEV_CACHE"] = str(tmp_path / "cache")
+    p = subprocess.run(["scripts/build"], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     version = load_builder().source_version(ROOT)
-    pyz = tmp_path / "out" / f"om-{version}.pyz"
+    checkout = subprocess.run(["scripts/dev-cache", "--checkout"], cwd=clone, env=env, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    assert checkout.startswith(str(tmp_path / "cache" / "checkouts" / "clone-"))
+    pyz = Path(checkout) / "dist" / f"om-{version}.pyz"
     assert p.stdout.strip() == str(pyz)
-    assert "scripts/build: installing shiv into .cache/build-venv" in p.stderr
+    assert f"scripts/build: installing shiv into {checkout}/build-venv" in p.stderr
+    # Neither the virtualenv nor the build is in the tree, which is the plugin.
+    left = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=clone, capture_output=True, text=True)
+    assert left.stdout == ""
     run = subprocess.run([python, str(pyz), "--version"], capture_output=True, text=True,
                          env={"SHIV_ROOT": str(tmp_path / "shiv"), "PATH": env["PATH"]})
     assert run.stdout == f"om {version}\n", run.stderr

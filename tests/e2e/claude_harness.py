@@ -175,7 +175,7 @@ class ClaudeHome:
 def om(store, session, *args, input=None):
     """Run this repository's `om` against a store, as the agent would; return the process."""
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     return subprocess.run([*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
                           input=input, capture_output=True, text=True, env=env, timeout=60)
 

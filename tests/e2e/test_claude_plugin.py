@@ -293,7 +293,7 @@ def test_after_one_real_claude_turn_doctor_reports_plugin_hooks_mcp_and_capture_
     assert run.returncode == 0, run
     env = {k: v for k, v in home.env().items() if not k.startswith(("PYTHON", "CODEX_"))}
     env["CODEX_HOME"] = str(home.base / "no-codex")
-    launcher = [sys.executable, str(home.marketplace_dir / "plugin" / "bin" / "om"), "doctor", "--json"]
+    launcher = [sys.executable, str(home.marketplace_dir / "bin" / "om"), "doctor", "--json"]
     proc = subprocess.run(launcher, env=env, capture_output=True, text=True, timeout=60)
     report = json.loads(proc.stdout)
     status = {c["check"]: c for c in report["checks"]}
@@ -328,7 +328,7 @@ def test_the_documented_settings_block_and_mcp_command_work_without_the_plugin(c
     bindir = home.base / "bin"
     bindir.mkdir()
     (bindir / "om").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S "
-                               f"{shlex.quote(str(home.marketplace_dir / 'plugin' / 'bin' / 'om'))} \"$@\"\n")
+                               f"{shlex.quote(str(home.marketplace_dir / 'bin' / 'om'))} \"$@\"\n")
     (bindir / "om").chmod(0o755)
     path = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
     (home.config / "settings.json").write_text(json.dumps(settings))
@@ -399,11 +399,11 @@ def test_with_the_sandbox_enabled_the_mcp_tools_apply_where_the_shell_cannot(cla
 
 def test_claude_plugin_validate_accepts_the_marketplace_and_the_plugin(claude):
     home = claude(lambda request: say("unused"))
-    for target in (home.marketplace_dir, home.marketplace_dir / "plugin"):
-        out = home.cli("plugin", "validate", str(target))
-        assert "Validation passed" in out, out
-        # Claude Code's hooks file registers only Claude Code's events (Codex's Interrupt is in hooks/codex.json).
-        assert "unknown hook event" not in out, out
+    # The repository root is both the marketplace and its one plugin.
+    out = home.cli("plugin", "validate", str(home.marketplace_dir))
+    assert "Validation passed" in out, out
+    # Claude Code's hooks file registers only Claude Code's events (Codex's Interrupt is in hooks/codex.json).
+    assert "unknown hook event" not in out, out
 
 
 def test_a_resumed_session_is_pointed_at_the_memory_it_checkpointed(claude):

@@ -71,7 +71,7 @@ SKILL = "om:observational-memory"
 
 def skill_description():
     """The description in the skill's front matter (one line)."""
-    text = (ROOT / "plugin" / "skills" / "observational-memory" / "SKILL.md").read_text()
+    text = (ROOT / "skills" / "observational-memory" / "SKILL.md").read_text()
     line = next(line for line in text.split("---")[1].splitlines() if line.startswith("description:"))
     return line.split(":", 1)[1].strip()
 

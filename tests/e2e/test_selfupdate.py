@@ -358,7 +358,7 @@ def test_a_package_manager_install_refuses_without_any_request(tmp_path, fake_gi
     from conftest import ROOT
 
     site = tmp_path / venv / "lib" / "python3" / "site-packages"
-    shutil.copytree(ROOT / "plugin" / "om", site / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "om", site / "om", ignore=shutil.ignore_patterns("__pycache__"))
     info = site / "om_memory-1.0.0.dist-info"
     info.mkdir()
     (info / "INSTALLER").write_text(installer + "\n")

@@ -10,15 +10,15 @@ import importlib
 
 from conftest import ROOT
 
-PACKAGE = ROOT / "plugin" / "om"
+PACKAGE = ROOT / "om"
 SQLITE_MODULES = {"sqlite3", "_sqlite3"}
 # om.sqlite, and the fast-path fence that loads `_sqlite3` for it (without functools).
-LEDGER_LAYER = {"plugin/om/sqlite.py", "plugin/om/fastpath.py"}
+LEDGER_LAYER = {"om/sqlite.py", "om/fastpath.py"}
 STORAGE = [
-    "plugin/om/sqlite.py",
-    *(f"plugin/om/ledger/{p.name}" for p in (PACKAGE / "ledger").glob("*.py")),
-    "plugin/om/store.py",
-    *(f"plugin/om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py")),
+    "om/sqlite.py",
+    *(f"om/ledger/{p.name}" for p in (PACKAGE / "ledger").glob("*.py")),
+    "om/store.py",
+    *(f"om/derived/{p.name}" for p in (PACKAGE / "derived").glob("*.py")),
 ]
 PRESENTATION_AND_ADAPTERS = ("om.render", "om.views", "om.codex", "om.claude", "om.adapter", "om.mcp", "om.cli",
                              "om.commands", "om.doctor")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-PACKAGE = ROOT / "plugin" / "om"
+PACKAGE = ROOT / "om"
 # Private stdlib modules om uses only to skip a public module's import cost.
 FENCED = {"_json", "_sha256", "_sha2", "_functools"}
 

@@ -4,7 +4,7 @@ import json
 
 from conftest import ROOT
 
-PLUGIN = ROOT / "plugin"
+PLUGIN = ROOT
 
 
 def load(path):

@@ -4,7 +4,7 @@ import pytest
 
 from conftest import ROOT
 
-SKILL = (ROOT / "plugin" / "skills" / "observational-memory" / "SKILL.md").read_text()
+SKILL = (ROOT / "skills" / "observational-memory" / "SKILL.md").read_text()
 BODY = SKILL.split("---", 2)[2]
 
 TEACHINGS = [

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT
 
-PACKAGE = ROOT / "plugin" / "om"
+PACKAGE = ROOT / "om"
 # CPython 3.12 renamed the C SHA-256 module; om tries both names.
 RENAMED_STDLIB = {"_sha256", "_sha2"}
 
@@ -53,7 +53,7 @@ def test_om_imports_only_the_standard_library_and_itself():
 
 def _modules_loaded_by(tmp_path, *args, input=b""):
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     # -S: only what om itself pulls in, not whatever .pth files this machine has.
     proc = subprocess.run(
         [sys.executable, "-S", "-X", "importtime", "-m", "om", "--store", str(tmp_path / "store"),

@@ -60,7 +60,9 @@ def declaration(root):
 def launch_spec(root, entry, environ=None):
     """(argv, cwd, env) exactly as Codex would start the entry."""
     environ = os.environ if environ is None else environ
-    env = {k: environ[k] for k in ("HOME", "PATH") if k in environ}
+    # Codex passes HOME and PATH. PYTHONPYCACHEPREFIX too here: it moves bytecode, never what runs,
+    # and whoever set it (the test suite does) keeps bytecode out of the plugin tree.
+    env = {k: environ[k] for k in ("HOME", "PATH", "PYTHONPYCACHEPREFIX") if k in environ}
     env.update({str(k): str(v) for k, v in (entry.get("env") or {}).items()})
     for name in entry.get("env_vars") or []:
         if name in environ:
