@@ -10,10 +10,11 @@ Each for UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources,
 interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run.
 Prints the median and p95 of each and their ratio to the baseline's median.
 
-With --compare REV, the Codex hook of another commit of this repository (exported with
-`git archive`, run through the command its own Codex hooks file registers, on its own copy of
-the same ledgers) is measured in the same interleaved rounds, and the output ends with
-this tree's median over REV's per event: below 1.00 is faster, above is a regression.
+With --compare REV, the hooks of another commit of this repository (exported with
+`git archive`, each run through the command its own hooks files register, on its own copy
+of the same ledgers) are measured in the same interleaved rounds, and the output ends with
+this tree's median over REV's per client and event: below 1.00 is faster, above is a
+regression.
 
     python3 bench/hook.py [--runs 60] [--compare REV]
 """
@@ -30,8 +31,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PLUGIN = os.path.join(ROOT, "plugin")
-sys.path.insert(0, os.path.join(ROOT, "plugin"))
+PLUGIN = ROOT
+sys.path.insert(0, ROOT)
 SOURCES = 10_000
 SESSION = "bench-session"
 HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder", "enum", "sqlite3", "datetime",
@@ -85,6 +86,11 @@ def codex_hooks(plugin):
     raise SystemExit(f"no Codex hooks file under {plugin}")
 
 
+def claude_hooks(plugin):
+    with open(os.path.join(plugin, "hooks", "hooks.json"), encoding="utf-8") as fh:
+        return json.load(fh)["hooks"]
+
+
 def export_tree(rev, into):
     """The plugin root of commit `rev` of this repository, unpacked under `into`, and its Codex hooks."""
     archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
@@ -92,7 +98,7 @@ def export_tree(rev, into):
         raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(into)
-    # The plugin root moved from the repository root to plugin/ at one point.
+    # The plugin root was plugin/ for a while (before and after, it is the repository root).
     plugin = os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "hooks")) else into
     return plugin, codex_hooks(plugin)
 
@@ -130,12 +136,11 @@ def p95(values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60)
-    parser.add_argument("--compare", metavar="REV", help="also measure the Codex hook of this commit, interleaved")
+    parser.add_argument("--compare", metavar="REV", help="also measure the hooks of this commit, interleaved")
     args = parser.parse_args()
     python = real_interpreter()
     registered = codex_hooks(PLUGIN)
-    with open(os.path.join(PLUGIN, "hooks", "hooks.json"), encoding="utf-8") as fh:
-        claude_registered = json.load(fh)["hooks"]
+    claude_registered = claude_hooks(PLUGIN)
     baseline_argv = [python, "-I", "-S", "-c", "pass"]
     print(f"interpreter: {python}")
     print(f"baseline: {' '.join(baseline_argv)}")
@@ -145,14 +150,16 @@ def main():
         other = None
         if args.compare:
             other = export_tree(args.compare, os.path.join(tmp, "compare"))
+            other_claude = claude_hooks(other[0])
             print(f"codex @{args.compare}: {' '.join(registered_argv(other[1], 'Stop', other[0]))}")
+            print(f"claude @{args.compare}: {' '.join(registered_argv(other_claude, 'Stop', other[0]))}")
         results = {}
         for label, pending in (("10,000 sources, 10 pending", 10), ("10,000 sources, all pending", SOURCES)):
             store = os.path.join(tmp, f"store-{pending}")
             build_ledger(store, pending)
             with open(os.path.join(store, ".om-python"), "w") as fh:
                 fh.write(python + "\n")
-            plugin = os.path.join(ROOT, "plugin")
+            plugin = ROOT
             clean = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
             # Codex sets both spellings for plugin hooks; Claude Code only its own.
             env = dict(clean, PLUGIN_ROOT=plugin, PLUGIN_DATA=store, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
@@ -166,10 +173,14 @@ def main():
                     fh.write(python + "\n")
                 other_env = dict(clean, PLUGIN_ROOT=other[0], PLUGIN_DATA=other_store, CLAUDE_PLUGIN_ROOT=other[0],
                                  CLAUDE_PLUGIN_DATA=other_store)
+                other_claude_env = dict(clean, CLAUDE_PLUGIN_ROOT=other[0], CLAUDE_PLUGIN_DATA=other_store)
                 for name in names:
                     hooks[f"codex {name} @{args.compare}"] = []
+                    hooks[f"claude {name} @{args.compare}"] = []
                     # Warm up: bytecode, and whatever derived tables that commit keeps.
                     timed(registered_argv(other[1], name, other[0]), json.dumps(events(-1)[name]).encode(), other_env)
+                    timed(registered_argv(other_claude, name, other[0]), json.dumps(claude_events(-1)[name]).encode(),
+                          other_claude_env)
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
             hooks["sqlite insert floor"] = []
             floor = os.path.join(store, "floor.sqlite3")
@@ -192,12 +203,15 @@ def main():
                     hooks[f"claude {name}"].append(timed(registered_argv(claude_registered, name), payload,
                                                          claude_env))
                     base.append(timed(baseline_argv))
+                    if other:
+                        hooks[f"claude {name} @{args.compare}"].append(
+                            timed(registered_argv(other_claude, name, other[0]), payload, other_claude_env))
             results[label] = (base, hooks)
         store = os.path.join(tmp, "store-10")
         print("\nheavy modules imported by the hook process (python -X importtime):")
         for client, sample in (("codex", events), ("claude", claude_events)):
             for name, payload in sample(10_000).items():
-                proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "plugin", "bin", "om"),
+                proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "bin", "om"),
                                        "--store", store, "hook", "--client", client],
                                       input=json.dumps(payload).encode(), capture_output=True)
                 loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()}
@@ -212,9 +226,11 @@ def main():
                 print(f"  {name:34} median {median * 1000:6.1f} ms  p95 {p95(values) * 1000:6.1f} ms"
                       f"  ratio median {median / median_base:4.2f}x  p95 {p95(values) / median_base:4.2f}x")
             if other:
-                for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
-                    now, then = (statistics.median(hooks[f"codex {name}{suffix}"]) for suffix in ("", f" @{args.compare}"))
-                    print(f"  codex {name:18} this tree / @{args.compare}: {now / then:4.3f}")
+                for client in ("codex", "claude"):
+                    for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
+                        now, then = (statistics.median(hooks[f"{client} {name}{suffix}"])
+                                     for suffix in ("", f" @{args.compare}"))
+                        print(f"  {client} {name:18} this tree / @{args.compare}: {now / then:4.3f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 The other commit (REV) is checked out into a temporary git worktree and its suite runs
 the way its README's test command ran it: its own `scripts/test`, which makes its own
-.venv and fetches its own pinned Codex CLI. Then this tree's `scripts/test` runs twice:
+virtualenv and fetches its own pinned Codex CLI. Then this tree's `scripts/test` runs twice:
   - on the whole suite;
   - on the test functions REV already had, with every parametrization this tree gives
     them (each real-Codex test now runs on two Codex versions): the same proofs.
@@ -64,6 +64,16 @@ def report(name, result, baseline=None):
     print(line, flush=True)
 
 
+def venv_python(tree):
+    """The interpreter of the virtualenv `tree`'s scripts/test made: in the development cache
+    (scripts/dev-cache), or `.venv` in the tree for commits before the cache existed."""
+    finder = os.path.join(tree, "scripts", "dev-cache")
+    if not os.path.isfile(finder):
+        return os.path.join(tree, ".venv", "bin", "python")
+    checkout = subprocess.run(["sh", finder, "--checkout"], capture_output=True, text=True, check=True).stdout.strip()
+    return os.path.join(checkout, "venv", "bin", "python")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare", metavar="REV", required=True, help="the commit whose suite is the baseline")
@@ -79,9 +89,9 @@ def main():
             before = run_suite(other)
             report(f"@{args.compare}", before)
             report("this tree, whole suite", run_suite(ROOT), before)
-            # Collected after a run of each, when both trees have their .venv.
-            then = set(test_functions(other, os.path.join(other, ".venv", "bin", "python")))
-            same = [t for t in test_functions(ROOT, os.path.join(ROOT, ".venv", "bin", "python")) if t in then]
+            # Collected after a run of each, when both trees have their virtualenv.
+            then = set(test_functions(other, venv_python(other)))
+            same = [t for t in test_functions(ROOT, venv_python(ROOT)) if t in then]
             report(f"this tree, same {len(same)}/{len(then)} functions", run_suite(ROOT, same), before)
         finally:
             subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", other], capture_output=True)

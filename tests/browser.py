@@ -108,11 +108,16 @@ class Browser:
         if self.binary is None:
             raise RuntimeError("chromium is not installed (scripts/test installs Debian's chromium)")
         self.profile = tempfile.mkdtemp(prefix="om-chromium-")
+        # Its home is the throwaway profile too: chromium writes crash reports and its config
+        # under the user's home (~/.config/chromium) whatever --user-data-dir says.
+        env = dict(os.environ, HOME=self.profile, XDG_CONFIG_HOME=os.path.join(self.profile, "config"),
+                   XDG_CACHE_HOME=os.path.join(self.profile, "cache"))
         self.proc = subprocess.Popen(
             [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-extensions", "--disable-background-networking", "--remote-debugging-port=0",
+             "--disable-extensions", "--disable-background-networking", "--disable-breakpad",
+             "--disable-component-update", "--disable-sync", "--remote-debugging-port=0",
              f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
         )
         port_file = os.path.join(self.profile, "DevToolsActivePort")
         deadline = time.monotonic() + 60

@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+import tree_guard
+from devcache import checkout_cache
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Hypothesis keeps its example database in this checkout's development cache, not in the tree.
+set_hypothesis_home_dir(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or checkout_cache() / "hypothesis")
 
 # In CI the property tests replay the same examples on every run, so a red run names a
 # change, not a lucky draw; developers' runs keep exploring new examples (and the
@@ -32,13 +39,15 @@ def _python3_without_a_shim(config):
     real = os.path.realpath(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)
     if not os.access(real, os.X_OK):
         return
-    bindir = tempfile.mkdtemp(prefix="om-tests-python3-")
+    # Short, like /usr/bin: start contexts spell this path out several times within byte budgets.
+    bindir = tempfile.mkdtemp(prefix="om-py-")
     os.symlink(real, os.path.join(bindir, "python3"))
     os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     config._om_python3_dir = bindir
 
 
 def pytest_configure(config):
+    tree_guard.install(config)  # first: its listing must come before anything a test could write
     _python3_without_a_shim(config)
     # Throwaway stores live in memory where the machine has a tmpfs: every ledger commit
     # is fsynced (synchronous=FULL), and on a disk those fsyncs were most of the suite's
@@ -71,17 +80,33 @@ class Result:
         return f"Result(rc={self.returncode}, stdout={self.stdout[:300]!r}, stderr={self.stderr[:300]!r})"
 
 
+def bytecode_env():
+    """The variable that keeps bytecode out of the tree, for an environment a test builds from scratch."""
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX")
+    return {"PYTHONPYCACHEPREFIX": prefix} if prefix else {}
+
+
+def isolated(python=sys.executable):
+    """`python -I` for code that imports om from the tree, with this process's bytecode cache.
+
+    -I drops PYTHONPYCACHEPREFIX, and bytecode written beside the sources would land in the
+    checkout, which is the plugin (bin/om applies the variable itself; `-c` code cannot).
+    """
+    prefix = getattr(sys, "pycache_prefix", None)
+    return [str(python), "-I", *(["-X", f"pycache_prefix={prefix}"] if prefix else [])]
+
+
 #: The source tree's launcher, run with -S: om imports nothing outside the standard library,
 #: and the virtualenv's .pth files (an editable-install finder, setuptools' distutils shim)
 #: cost each call about 5 ms. `python -m om` itself has tests of its own.
-RUNTIME_ARGV = [sys.executable, "-S", str(ROOT / "plugin" / "bin" / "om")]
+RUNTIME_ARGV = [sys.executable, "-S", str(ROOT / "bin" / "om")]
 MODULE_ARGV = [sys.executable, "-m", "om"]
 
 
 def run_om(*args, input=None, env=None, cwd=None, timeout=60):
     """Run `om ARGS` from this tree and return its exit code, stdout and stderr."""
     full_env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    full_env["PYTHONPATH"] = str(ROOT / "plugin")
+    full_env["PYTHONPATH"] = str(ROOT)
     if env:
         full_env.update(env)
     if isinstance(input, str):
@@ -148,7 +173,7 @@ def run_read_only(store, *args, session="s1"):
         os.chmod(p, 0o500)
     try:
         env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        env["PYTHONPATH"] = str(ROOT / "plugin")
+        env["PYTHONPATH"] = str(ROOT)
         proc = subprocess.run(
             [*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
             capture_output=True, env=env, cwd=ROOT, preexec_fn=_no_write_privileges, timeout=60,

@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import RUNTIME_ARGV
+from conftest import RUNTIME_ARGV, bytecode_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
@@ -27,7 +27,7 @@ SCHEMA_OF = {
 }
 SESSION = "019a2270-2bd1-7750-a7d3-2fcc10ef7544"
 #: Codex reads the hooks file its manifest declares (hooks/hooks.json is Claude Code's).
-REGISTERED = json.loads((ROOT / "plugin" / "hooks" / "codex.json").read_text())["hooks"]
+REGISTERED = json.loads((ROOT / "hooks" / "codex.json").read_text())["hooks"]
 
 
 def base(event, turn="turn-1"):
@@ -69,8 +69,8 @@ class Hook:
         event = event or payload["hook_event_name"]
         command = REGISTERED.get(event, REGISTERED["Stop"])[0]["hooks"][0]["command"]
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_PLUGIN_"))}
-        full_env.update(PLUGIN_ROOT=str(ROOT / "plugin"), PLUGIN_DATA=str(self.data),
-                        CLAUDE_PLUGIN_ROOT=str(ROOT / "plugin"), CLAUDE_PLUGIN_DATA=str(self.data), **(env or {}))
+        full_env.update(PLUGIN_ROOT=str(ROOT), PLUGIN_DATA=str(self.data),
+                        CLAUDE_PLUGIN_ROOT=str(ROOT), CLAUDE_PLUGIN_DATA=str(self.data), **(env or {}))
         data = raw if raw is not None else json.dumps(payload).encode()
         proc = subprocess.run(["/bin/sh", "-c", command], input=data, capture_output=True, env=full_env,
                               cwd="/", timeout=60)
@@ -86,7 +86,7 @@ class Hook:
 
     def om(self, *args, input=None):
         env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-        env["PYTHONPATH"] = str(ROOT / "plugin")
+        env["PYTHONPATH"] = str(ROOT)
         proc = subprocess.run([*RUNTIME_ARGV, "--store", str(self.data), "--session", SESSION, *args],
                               input=input, capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode == 0, proc.stderr
@@ -133,6 +133,7 @@ def test_the_advertised_command_runs_as_is_from_any_directory(hook, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "PYTHON", "OBSERVATIONAL"))}
+    env.update(bytecode_env())
     proc = subprocess.run([*argv, "status"], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["session"] == SESSION
@@ -395,10 +396,11 @@ def test_the_registered_command_runs_the_hook_under_any_login_shell_codex_may_us
     # (hooks/list shows the expanded path): the command must mean the same to zsh and fish.
     data = tmp_path / "data"
     for event, payload in (("SessionStart", start()), ("UserPromptSubmit", prompt("under " + shell))):
-        command = REGISTERED[event][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", str(ROOT / "plugin"))
+        command = REGISTERED[event][0]["hooks"][0]["command"].replace("${PLUGIN_ROOT}", str(ROOT))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_PLUGIN_"))}
-        env.update(PLUGIN_ROOT=str(ROOT / "plugin"), PLUGIN_DATA=str(data), CLAUDE_PLUGIN_ROOT=str(ROOT / "plugin"),
-                   CLAUDE_PLUGIN_DATA=str(data), SHELL=shutil.which(shell))
+        # A home of its own: fish writes its configuration and history there on its first start.
+        env.update(PLUGIN_ROOT=str(ROOT), PLUGIN_DATA=str(data), CLAUDE_PLUGIN_ROOT=str(ROOT),
+                   CLAUDE_PLUGIN_DATA=str(data), SHELL=shutil.which(shell), HOME=str(tmp_path / "home"))
         proc = subprocess.run([shutil.which(shell), "-c", command], input=json.dumps(payload).encode(),
                               capture_output=True, env=env, cwd="/", timeout=60)
         assert proc.returncode == 0 and proc.stderr == b"", proc
@@ -440,14 +442,14 @@ def test_a_store_path_with_xml_specials_never_leaks_them_into_the_stop_reason(tm
 def _plugin_copy(tmp_path):
     root = tmp_path / "plugin"
     for part in ("hooks", "bin", "om"):  # om/ carries the pins validator the launcher uses
-        shutil.copytree(ROOT / "plugin" / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
 
 def _pin(root, tmp_path, version="9.1.0", tamper=False):
     """Ship a zipapp of this source as the plugin's pinned release asset."""
     staging = tmp_path / "staging"
-    shutil.copytree(ROOT / "plugin" / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "runtime").mkdir()
     asset = root / "runtime" / f"om-{version}.pyz"
     zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")

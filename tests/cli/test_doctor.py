@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_om
+from conftest import ROOT, bytecode_env, run_om
 from inprocess import setup_om
 
 PLUGIN_ID = "om@observational-memory"
@@ -65,8 +65,8 @@ def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=()
 def install_runtime(root):
     """What the MCP server needs of the plugin copy: its manifest, .mcp.json, bin/om and the om package."""
     for name in (".codex-plugin", "bin", "om"):
-        shutil.copytree(ROOT / "plugin" / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "plugin" / ".mcp.json", root / ".mcp.json")
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / ".mcp.json", root / ".mcp.json")
 
 
 FAKE_CODEX = """#!/usr/bin/env python3
@@ -313,9 +313,9 @@ def test_runtime_reports_the_update_channel_and_whether_a_plugin_manages_it(tmp_
     r = doctor(home, store, env={"XDG_CONFIG_HOME": str(config)})
     finding = check(r, "runtime.version")["finding"]
     # Run from this checkout: its bin/ carries the plugin's marker, yet git, not a plugin, updates it.
-    assert f"a source checkout in {ROOT / 'plugin'} (update it with git pull), update channel stable" in finding
+    assert f"a source checkout in {ROOT} (update it with git pull), update channel stable" in finding
     standalone = tmp_path / "standalone"
-    shutil.copytree(ROOT / "plugin" / "om", standalone / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "om", standalone / "om", ignore=shutil.ignore_patterns("__pycache__"))
     r = run_om("doctor", "--json", "--store", store, cwd=tmp_path,
                env={"CODEX_HOME": str(home), "PYTHONPATH": str(standalone), "XDG_CONFIG_HOME": str(config)})
     assert "standalone, update channel stable" in check(r, "runtime.version")["finding"]
@@ -324,7 +324,7 @@ def test_runtime_reports_the_update_channel_and_whether_a_plugin_manages_it(tmp_
     assert "update channel nightly" in check(doctor(home, store, env={"XDG_CONFIG_HOME": str(config)}), "runtime.version")["finding"]
     # A runtime with the managed marker beside it, as the plugin installs one.
     runtime = tmp_path / "runtime"
-    shutil.copytree(ROOT / "plugin" / "om", runtime / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "om", runtime / "om", ignore=shutil.ignore_patterns("__pycache__"))
     (runtime / ".observational-memory-managed").write_text("om@observational-memory\n")
     r = run_om("doctor", "--json", "--store", store, cwd=tmp_path,
                env={"CODEX_HOME": str(home), "PYTHONPATH": str(runtime), "XDG_CONFIG_HOME": str(config)})
@@ -545,7 +545,7 @@ def test_the_rerun_line_and_the_fixes_name_this_runtime_by_a_command_that_runs_a
     store = make_store(tmp_path, receipts=False)
     home = make_home(tmp_path, writable=store)
     r = doctor(home, store)
-    assert r.json["run_as"] == f"python3 {shlex.quote(str(ROOT / 'plugin' / 'bin' / 'om'))}"
+    assert r.json["run_as"] == f"python3 {shlex.quote(str(ROOT / 'bin' / 'om'))}"
     assert r.json["rerun"] == f"{r.json['run_as']} doctor --store '{store}'"
     assert check(r, "capture.Stop")["fix"].endswith(f"then rerun {r.json['rerun']}")
     text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(home)})
@@ -553,7 +553,7 @@ def test_the_rerun_line_and_the_fixes_name_this_runtime_by_a_command_that_runs_a
     import subprocess
 
     again = subprocess.run(r.json["rerun"] + " --json", shell=True, cwd=tmp_path, capture_output=True, text=True,
-                           env={"CODEX_HOME": str(home), "PATH": os.environ["PATH"]})
+                           env={"CODEX_HOME": str(home), "PATH": os.environ["PATH"], **bytecode_env()})
     assert json.loads(again.stdout)["store"] == str(store)
     # Without --store, doctor checks the plugin's data folder, and so does the command it names.
     assert doctor(home, None).json["rerun"] == f"{r.json['run_as']} doctor"

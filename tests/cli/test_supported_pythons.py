@@ -16,11 +16,11 @@ import subprocess
 import jsonschema
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, isolated
 from dist_support import pyz
 
 SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
-PLUGIN = ROOT / "plugin"
+PLUGIN = ROOT
 REGISTERED = json.loads((PLUGIN / "hooks" / "codex.json").read_text())["hooks"]
 SUPPORTED = re.findall(
     r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8")
@@ -93,8 +93,10 @@ SCHEMA_OF = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-s
 
 
 def _clean_env(**extra):
+    # No PYTHON* variable reaches the other interpreters, but the one that keeps bytecode out of the tree.
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OM_", "PLUGIN_", "PYTHON")) and k != "OBSERVATIONAL_MEMORY_STORE"}
+           if not k.startswith(("OM_", "PLUGIN_", "PYTHON")) and k != "OBSERVATIONAL_MEMORY_STORE"
+           or k == "PYTHONPYCACHEPREFIX"}
     env.update(extra)
     return env
 
@@ -179,7 +181,7 @@ print("ok")
 
 def _prints_ok(version, script):
     """Run `script` (which asserts, then prints ok) on one CPython with the plugin's source as argv[1]."""
-    proc = subprocess.run([interpreter(version), "-I", "-c", script, str(PLUGIN)], capture_output=True, text=True,
+    proc = subprocess.run([*isolated(interpreter(version)), "-c", script, str(PLUGIN)], capture_output=True, text=True,
                           env=_clean_env(), timeout=60)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
 

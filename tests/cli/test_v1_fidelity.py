@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_om
+from conftest import bytecode_env, run_om
 from mcp_client import McpServer
 from test_codex_hook import SESSION, Hook, advertised, tool
 
@@ -319,7 +319,7 @@ def test_the_sessions_command_a_miscopied_id_notice_names_runs_as_written_where_
     named = line.split("check the id (", 1)[1].rsplit(" lists the store's sessions)", 1)[0]
     # A plugin user's shell: no `om` on PATH, another working directory.
     listing = subprocess.run(named + " --json", shell=True, cwd=tmp_path, capture_output=True, text=True,
-                             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **bytecode_env()})
     assert listing.returncode == 0, listing.stderr
     assert "s1" in [s["session"] for s in json.loads(listing.stdout)["sessions"]]
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RUNTIME_ARGV
+from devcache import dev_cache
 from mock_model import MockModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,7 @@ def system_bwrap_dir():
     found = shutil.which("bwrap")
     if found:
         return Path(found).parent
-    unpacked = ROOT / ".cache" / "bubblewrap" / "usr" / "bin"
+    unpacked = dev_cache() / "bubblewrap" / "usr" / "bin"
     return unpacked if (unpacked / "bwrap").is_file() else None
 
 
@@ -83,7 +84,7 @@ def path_without_bwrap(path):
     dirs = [d for d in path.split(os.pathsep) if d]
     if not any(os.path.isfile(os.path.join(d, "bwrap")) for d in dirs):
         return path
-    masked = ROOT / ".cache" / "path-without-bwrap" / hashlib.sha256(path.encode()).hexdigest()[:16]
+    masked = dev_cache() / "path-without-bwrap" / hashlib.sha256(path.encode()).hexdigest()[:16]
     if not masked.is_dir():
         staging = Path(tempfile.mkdtemp(prefix="staging-", dir=masked.parent if masked.parent.is_dir()
                                         else _mkdir(masked.parent)))
@@ -125,7 +126,7 @@ def _outside_temp_dir():
     """A fresh directory for a CODEX_HOME that is not under the temporary directory, removed at exit."""
     temp = os.path.realpath(tempfile.gettempdir())
     # Short, like a real ~/.codex: the start context spells store paths out within a byte budget.
-    for parent in (Path.home() / ".cache" / "om-e2e", ROOT / ".cache" / "codex-homes"):
+    for parent in (dev_cache() / "e2e",):
         real = os.path.realpath(parent)
         if real != temp and not real.startswith(temp.rstrip(os.sep) + os.sep) and not real.startswith("/tmp/"):
             parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +141,7 @@ def _outside_temp_dir():
 def export_marketplace(dest):
     """Copy the repository's own files (tracked and untracked, never ignored) to `dest`.
 
-    The marketplace is the repository root and its plugin is `plugin/`; copying only
+    The marketplace is the repository root, which is also its plugin; copying only
     what git knows keeps a developer's virtualenv and caches out of the export.
     """
     dest = Path(dest)
@@ -376,7 +377,7 @@ def thread_id(events):
 def om(store, session, *args, input=None):
     """Run this repository's `om` against a store, as the agent would; return the process."""
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT / "plugin")
+    env["PYTHONPATH"] = str(ROOT)
     return subprocess.run([*RUNTIME_ARGV, "--store", str(store), "--session", session, *args],
                           input=input, capture_output=True, text=True, env=env, timeout=60)
 

@@ -1,66 +1,90 @@
-"""The plugin Codex installs is only itself, whatever was built or installed in the checkout.
+"""A plugin installed from this very checkout is only what git tracks, whatever the suite made.
 
-The marketplace added here is this very checkout, after the suite has set it up: a `.venv`
-with the dev dependencies, the Codex CLIs under `.cache/`, and whatever the build left.
-Codex copies the plugin folder whole (ignored files included), so the plugin root
-`plugin/` must hold only what the plugin ships.
+The marketplace added here is the checkout itself, while the suite runs: its virtualenv,
+the Codex and Claude Code CLIs, bytecode and the e2e CODEX_HOMEs all exist by now, in the
+development cache outside the tree (scripts/dev-cache). The repository root is the
+plugin root, and both clients copy it whole: Codex with `.git` and ignored files
+(dropping symlinks), Claude Code without `.git`. So the copy must hold exactly the
+files git would commit, with the checkout's bytes.
 """
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from codex_harness import PLUGIN_ID, ROOT, _outside_temp_dir, codex_bin  # noqa: F401 (fixtures)
+from claude_harness import PLUGIN_ID as CLAUDE_PLUGIN_ID
+from claude_harness import claude_bin  # noqa: F401 (fixture)
+from codex_harness import PLUGIN_ID, ROOT, _outside_temp_dir, codex_bin  # noqa: F401 (fixture)
+from devcache import dev_cache
 
 pytestmark = pytest.mark.e2e
 
-LIMIT = 2_000_000
-#: Bytecode Python writes beside a package's modules when the checkout's own runtime runs.
-BYTECODE = re.compile(r"^(?P<dir>(?:.*/)?)__pycache__/(?P<module>[^/.]+)\.[a-z]+-\d+(?:\.opt-\d)?\.pyc$")
 
-
-def shipped_files():
-    """plugin/'s files as git sees them (tracked, or new and not ignored), relative to plugin/."""
-    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "plugin"],
+def committable_files():
+    """The checkout's files as git sees them: tracked, or new and not ignored (what `git add -A` takes)."""
+    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                              cwd=ROOT, capture_output=True, timeout=60, check=True)
     names = [n for n in listing.stdout.decode("utf-8").split("\0") if n]
-    return {n[len("plugin/"):] for n in names if (ROOT / n).is_file()}
+    return {n for n in names if (ROOT / n).is_file() and not (ROOT / n).is_symlink()}
 
 
-def size_of(path):
-    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file() and not f.is_symlink())
+def files_under(copy):
+    """Every file and link in `copy`, relative to it, but `.git`."""
+    return {str(p.relative_to(copy)) for p in Path(copy).rglob("*")
+            if (p.is_file() or p.is_symlink()) and p.relative_to(copy).parts[0] != ".git"}
 
 
-def test_installing_from_a_checkout_that_ran_the_suite_copies_only_the_shipped_plugin_files(codex_bin, tmp_path):
-    artefacts = sum(size_of(ROOT / d) for d in (".venv", ".cache", "dist", "build") if (ROOT / d).is_dir())
-    assert artefacts > 50 * LIMIT, f"the checkout holds only {artefacts} bytes of artefacts: run the suite via scripts/test"
+def assert_only_the_committable_files(copy):
+    expected, copied = committable_files(), files_under(copy)
+    assert copied - expected == set(), f"the plugin copy holds {len(copied - expected)} file(s) git does not track, " \
+                                       f"e.g. {sorted(copied - expected)[:10]}"
+    assert expected - copied == set(), sorted(expected - copied)[:10]
+    differing = [n for n in sorted(expected) if (Path(copy) / n).read_bytes() != (ROOT / n).read_bytes()]
+    assert differing == [], differing[:10]
+
+
+def test_the_suite_keeps_its_artefacts_in_the_development_cache_not_in_the_checkout():
+    cache = dev_cache()
+    assert not str(cache.resolve()).startswith(str(ROOT) + os.sep)
+    ignored = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    assert [line for line in ignored if line.startswith("!!")] == []
+
+
+def test_codex_installs_from_the_checkout_exactly_the_files_git_tracks(codex_bin, tmp_path):
     home = _outside_temp_dir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OM_", "PLUGIN_"))}
-    env["CODEX_HOME"] = str(home)
+    env.update(CODEX_HOME=str(home), HOME=str(tmp_path / "home"))
 
     def codex(*args):
-        done = subprocess.run([codex_bin, *args], env=env, cwd=tmp_path, capture_output=True, text=True,
+        done = subprocess.run([codex_bin, *args], env=env, cwd=ROOT, capture_output=True, text=True,
                               timeout=120, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
 
-    codex("plugin", "marketplace", "add", str(ROOT), "--json")
+    codex("plugin", "marketplace", "add", "./", "--json")
     codex("plugin", "add", PLUGIN_ID, "--json")
     (copy,) = (home / "plugins" / "cache" / "observational-memory" / "om").iterdir()
-    copied = {str(p.relative_to(copy)) for p in copy.rglob("*") if p.is_file() or p.is_symlink()}
-    shipped = shipped_files()
-    assert shipped <= copied, sorted(shipped - copied)
-    extra = sorted(copied - shipped)
-    # Bytecode Python wrote beside the package's modules (of this or an earlier checkout) is
-    # the one thing a run leaves inside plugin/; anything else would be a shipped artefact.
-    packages = {name.rsplit("/", 1)[0] + "/" for name in shipped if name.endswith("/__init__.py")}
-    unexplained = [name for name in extra
-                   if not (BYTECODE.match(name) and BYTECODE.match(name)["dir"] in packages)]
-    assert unexplained == [], f"{len(unexplained)} file(s) the plugin does not ship, e.g. {unexplained[:10]}"
-    total = size_of(copy)
-    assert total < LIMIT, f"the plugin copy holds {total} bytes"
-    assert size_of(copy) - sum((copy / n).stat().st_size for n in extra) == sum((ROOT / "plugin" / n).stat().st_size
-                                                                                 for n in shipped)
+    assert (copy / ".git").is_dir()  # Codex copies the root whole: what keeps the copy small is a clean tree
+    assert_only_the_committable_files(copy)
+
+
+def test_claude_code_installs_from_the_checkout_exactly_the_files_git_tracks(claude_bin, tmp_path):
+    config, home = tmp_path / "config", tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC_", "OM_", "PLUGIN_"))}
+    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+               DISABLE_AUTOUPDATER="1")
+
+    def claude(*args):
+        done = subprocess.run([claude_bin, *args], env=env, cwd=ROOT, capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+        return done.stdout
+
+    # `.` is refused as a marketplace source ("Invalid marketplace source format"); `./` is a directory.
+    claude("plugin", "marketplace", "add", "./")
+    claude("plugin", "install", CLAUDE_PLUGIN_ID)
+    (copy,) = (config / "plugins" / "cache" / "observational-memory" / "om").iterdir()
+    assert_only_the_committable_files(copy)

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import ROOT, bytecode_env
 from dist_support import fake_github  # noqa: F401
 from om.selfupdate import pins
 
@@ -22,7 +22,7 @@ MARKER = ".observational-memory-managed"
 
 def plugin_tree(tmp_path):
     root = tmp_path / "plugins" / "cache" / "observational-memory" / "om" / "0.1.0"
-    plugin = ROOT / "plugin"
+    plugin = ROOT
     listed = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=plugin, capture_output=True, check=True).stdout
     for rel in filter(None, listed.decode().split("\0")):
         if not (plugin / rel).is_file():
@@ -34,7 +34,7 @@ def plugin_tree(tmp_path):
 
 def tool_env(tmp_path):
     return {"PATH": "/usr/bin:/bin", "GITHUB_TOKEN": "RELEASE-TOKEN", "SOURCE_DATE_EPOCH": "1767225600",
-            "HOME": str(tmp_path)}
+            "HOME": str(tmp_path), **bytecode_env()}
 
 
 def publish(fake, tmp_path, plugin, tag, *args):
@@ -76,7 +76,7 @@ def test_a_pinned_release_ships_in_the_plugin_tree_and_the_registered_hook_runs_
     pin = pins.load(plugin / "plugin-pins.json")
     assert (pin["version"], pin["sha256"]) == ("1.4.0", hashlib.sha256(shipped.read_bytes()).hexdigest())
     for rel in ("runtime/om-1.4.0.pyz", "plugin-pins.json"):
-        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=ROOT / "plugin").returncode == 1, rel
+        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=ROOT).returncode == 1, rel
     # The pin is downloaded back without the release token reaching the download host.
     downloads = [q for q in fake_github.requests if q["server"] == "cdn" and q["method"] == "GET"]
     assert downloads and all("authorization" not in q["headers"] for q in downloads)

@@ -4,14 +4,14 @@ import json
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import ROOT, bytecode_env
 from dist_support import fake_github, installed  # noqa: F401
 from om.selfupdate import pins
 
 
 def publish(fake, tmp_path, *args):
     env = {"PATH": "/usr/bin:/bin", "GITHUB_TOKEN": "RELEASE-TOKEN", "SOURCE_DATE_EPOCH": "1767225600",
-           "HOME": str(tmp_path)}
+           "HOME": str(tmp_path), **bytecode_env()}
     return subprocess.run(
         [sys.executable, str(ROOT / "release" / "publish.py"), "--api-url", fake.api_url, "--repo", fake.repo,
          "--out-dir", str(tmp_path / "dist"), "--target", "abc123", *args],
@@ -57,7 +57,7 @@ def test_a_published_stable_release_is_what_om_self_update_installs(installed, f
 
 
 def test_the_default_pins_file_is_not_touched_without_pin(fake_github, tmp_path):
-    before = (ROOT / "plugin" / "plugin-pins.json").read_bytes()
+    before = (ROOT / "plugin-pins.json").read_bytes()
     assert publish(fake_github, tmp_path, "--channel", "stable", "--version", "1.3.0").returncode == 0
-    assert (ROOT / "plugin" / "plugin-pins.json").read_bytes() == before
+    assert (ROOT / "plugin-pins.json").read_bytes() == before
     assert json.loads(before)["schema_version"] == 1

@@ -1,6 +1,7 @@
 """The launcher runs the payload it names, with short and with long interpreter paths."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -20,7 +21,9 @@ def test_the_launcher_runs_om_from_the_named_directory(tmp_path, depth):
     python = where / "python3"
     os.symlink(sys.executable, python)
     launcher = tmp_path / "bin" / "om"
-    layout.write_launcher(str(launcher), str(python), str(ROOT / "plugin"))
+    lib = tmp_path / "lib"  # a version's own copy, as installed (running the tree's would write bytecode into it)
+    shutil.copytree(ROOT / "om", lib / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    layout.write_launcher(str(launcher), str(python), str(lib))
     text = launcher.read_text()
     assert text.startswith("#!/bin/sh\n" if depth else f"#!{python} -IS\n")
     assert os.stat(launcher).st_mode & 0o777 == 0o755

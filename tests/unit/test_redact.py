@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from conftest import isolated
 from om.redact import MARKER, redact
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -255,7 +256,7 @@ def test_redacting_clean_text_does_not_import_the_regex_module():
         "print('re' in sys.modules)"
     )
     # -I would ignore PYTHONPATH; -S still keeps site's own imports out.
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin"))
+    env = dict(os.environ, PYTHONPATH=ROOT)
     out = subprocess.run(
         [sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env,
         check=True, cwd="/",
@@ -265,24 +266,24 @@ def test_redacting_clean_text_does_not_import_the_regex_module():
 
 def test_importing_and_redacting_clean_text_in_isolated_mode_does_not_import_re():
     code = (
-        f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'plugin')!r}); "
+        f"import sys; sys.path.insert(0, {ROOT!r}); "
         "import om.redact as r; "
         "r.redact('plain text with no secrets'); "
         "print('re' in sys.modules)"
     )
     out = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True,
+        [*isolated(), "-S", "-c", code], capture_output=True, text=True, check=True,
     )
     assert out.stdout.strip() == "False"
 
 
 def test_redacting_dirty_text_does_import_the_regex_module():
     code = (
-        f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'plugin')!r}); "
+        f"import sys; sys.path.insert(0, {ROOT!r}); "
         "import om.redact as r; "
         "print(r.redact('password=hunter2hunter2'), 're' in sys.modules)"
     )
     out = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True,
+        [*isolated(), "-S", "-c", code], capture_output=True, text=True, check=True,
     )
     assert out.stdout.strip() == f"password={R} True"

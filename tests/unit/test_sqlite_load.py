@@ -4,7 +4,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT
+from conftest import ROOT, isolated
 
 # Runs in a fresh -I -S interpreter, as the hook does.
 EXERCISE = """
@@ -27,8 +27,8 @@ print(loaded_functools, load() is m, hasattr(functools, "reduce"), type(m).__nam
 
 
 def _run(setup=""):
-    code = EXERCISE.format(root=str(ROOT / "plugin"), setup=textwrap.dedent(setup))
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    code = EXERCISE.format(root=str(ROOT), setup=textwrap.dedent(setup))
+    proc = subprocess.run([*isolated(), "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
 
