@@ -61,6 +61,8 @@ K1, B = 1.2, 0.75
 NEIGHBOUR = 0.3
 #: Relevance added per term whose exact word (not only its stem) occurs.
 EXACT = 0.3
+#: A term's matches are walked rather than looked up one by one when it has at most this many per document asked about.
+WALK = 8
 #: Most combinations of near stop words tried for partial matches (each is one cheap query).
 COMBINATIONS = 16
 
@@ -172,17 +174,17 @@ def search(ledger, query, sources=False, retired=False, limit=10, snippets=True)
     lo = 0 if sources else ix.ENTRY_BASE
     hi = 2 * ix.ENTRY_BASE
     state = _prepare(conn)
-    hits = None
+    hits, df = None, {}
     if state is not None:
         try:
             with ledger.transaction("DEFERRED"):
-                hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state))
+                hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state), df)
         except Exception:
             state = _rebuild(conn)
             if state is not None:
                 try:
                     with ledger.transaction("DEFERRED"):
-                        hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state))
+                        hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state), df)
                 except Exception:
                     state, hits = None, None
     with ledger.transaction("DEFERRED"):
@@ -190,18 +192,44 @@ def search(ledger, query, sources=False, retired=False, limit=10, snippets=True)
         if hits is None:
             hits = {}
         # Rows the index does not cover (read-only store, or no FTS5 at all).
-        scanned, relevance = _scan_hits(conn, q, sources, retired, after)
+        scanned, relevance, exact = _scan_hits(conn, q, sources, retired, after)
         hits.update(scanned)
         relevance.update((r, -h[0]) for r, h in hits.items())
+        contenders = _contenders(q, hits, limit)
+        indexed = [r for r in contenders if r not in exact]
+        for stemmed, expr, (_, _, prefix) in zip(q.exprs, q.exact_exprs, q.exact):
+            # The exact word is in no more documents than its stem.
+            walk = prefix or df.get(stemmed, len(indexed) * WALK + 1) <= len(indexed) * WALK
+            for r in ix.members(conn, expr, indexed, seek=not walk) if indexed else ():
+                exact[r] = exact.get(r, 0) + 1
         if sources:
             # bm25 of the neighbouring sources that are not hits themselves: the
             # scan saw every row it covers; the index is asked for the rest.
-            wanted = {r + d for r in hits if r < ix.ENTRY_BASE for d in (-1, 1)} - relevance.keys()
-            indexed = [r for r in wanted if 0 < r <= after[0]]
-            if indexed:
-                relevance.update((r, -s) for r, s in ix.scores(conn, q.or_expr, sorted(indexed)).items())
-        results = _rank(conn, q, hits, relevance, limit, snippets)
+            wanted = {r + d for r in contenders if r < ix.ENTRY_BASE for d in (-1, 1)} - relevance.keys()
+            wanted = sorted(r for r in wanted if 0 < r <= after[0])
+            if wanted:
+                walk = len(df) == len(q.exprs) and sum(df.values()) <= len(wanted) * WALK
+                relevance.update((r, -s) for r, s in ix.scores(conn, q.or_expr, wanted, seek=not walk).items())
+        results = _rank(conn, q, hits, contenders, relevance, exact, limit, snippets)
     return {"query": query, "results": results}
+
+
+def _contenders(q, hits, limit):
+    """The hits that can still make the top `limit`: those of the best levels that hold `limit` hits.
+
+    A level is covered terms plus the phrase bonus, the whole-number part of
+    the score; the rest of the score only orders hits within a level.
+    """
+    n = len(q.terms)
+    levels = {}
+    for r, (_, covered, phrase) in hits.items():
+        levels.setdefault(covered + (n if phrase else 0), []).append(r)
+    chosen = []
+    for level in sorted(levels, reverse=True):
+        chosen.extend(levels[level])
+        if len(chosen) >= limit:
+            break
+    return chosen
 
 
 # -- the index path -----------------------------------------------------------
@@ -249,8 +277,10 @@ def _cannot_write(error):
     return any(s in text for s in ("readonly", "read-only", "locked", "busy", "unable to open", "disk i/o"))
 
 
-def _fts_hits(conn, q, lo, hi, retired, limit, documents):
-    """{rowid: (bm25, covered terms, is phrase, exact terms)} from the index of `documents` rows.
+def _fts_hits(conn, q, lo, hi, retired, limit, documents, df):
+    """{rowid: (bm25, covered terms, is phrase)} from the index of `documents` rows.
+
+    Fills `df` with the number of documents of each term expression it counted.
 
     The pool is wider than `limit` so that the neighbour and exact-word parts
     of the relevance can reorder documents of equal coverage.
@@ -262,20 +292,16 @@ def _fts_hits(conn, q, lo, hi, retired, limit, documents):
         phrase = {r for r, _ in ix.match(conn, q.phrase_expr, lo, hi, retired, pool)}
     hits = {r: [s, n] for r, s in ix.match(conn, q.and_expr, lo, hi, retired, pool + len(phrase))}
     if n > 1 and len(hits.keys() | phrase) < pool:
-        _partial_hits(conn, q, lo, hi, retired, limit, documents, hits)
+        _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df)
     missing = [r for r in phrase if r not in hits]
     if missing:
         scored = ix.scores(conn, q.and_expr, missing)
         for r in missing:
             hits[r] = [scored.get(r, 0.0), n]
-    exact = dict.fromkeys(hits, 0)
-    for expr, (_, _, prefix) in zip(q.exact_exprs, q.exact):
-        for r in ix.members(conn, expr, hits, seek=not prefix):
-            exact[r] += 1
-    return {r: (s, c, r in phrase, exact[r]) for r, (s, c) in hits.items()}
+    return {r: (s, c, r in phrase) for r, (s, c) in hits.items()}
 
 
-def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
+def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
     """Add documents matching some but not all terms to `hits`, with their coverage.
 
     A paraphrase that shares some words still finds its evidence. Candidates
@@ -290,7 +316,8 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
     n = len(q.terms)
     cap = max(20 * limit, 200)
     exprs = q.exprs
-    common = [e for e in exprs if 2 * ix.count(conn, e) >= documents]
+    df.update((e, ix.count(conn, e)) for e in exprs)
+    common = [e for e in exprs if 2 * df[e] >= documents]
     rare = [e for e in exprs if e not in common]
     candidates = []
     if rare:
@@ -299,7 +326,7 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
         # Newest first within each coverage level: all near stop words together,
         # then smaller combinations, then any one of them.
         seen = {r for r, _ in candidates}
-        groups = [" ".join(c) for size in range(len(common), 1, -1) for c in itertools.combinations(common, size)]
+        groups = [" AND ".join(c) for size in range(len(common), 1, -1) for c in itertools.combinations(common, size)]
         for expr in groups[:COMBINATIONS] + [" OR ".join(common)]:
             if len(candidates) >= cap:
                 break
@@ -310,8 +337,8 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
     fresh = [r for r, _ in candidates if r not in hits]
     covered = dict.fromkeys(fresh, 0)
     for i, expr in enumerate(exprs):
-        prefix = i == n - 1 and q.prefix
-        for r in ix.members(conn, expr, fresh, seek=not prefix):
+        walk = (i == n - 1 and q.prefix) or df[expr] <= len(fresh) * WALK
+        for r in ix.members(conn, expr, fresh, seek=not walk):
             covered[r] += 1
     for r, s in candidates:
         if r not in hits:
@@ -325,7 +352,8 @@ def _scan_hits(conn, q, sources, retired, after):
     """Hits among rows after the given (source seq, entry seq), scored like the index would.
 
     Also returns {rowid: bm25} of every scanned row that matches at all, which
-    is where the neighbours' part of a source's relevance comes from.
+    is where the neighbours' part of a source's relevance comes from, and
+    {rowid: exact words} of the hits.
     """
     docs = []  # (rowid, folded words, their stems)
     roots = [_root(stem) for _, stem, _ in q.terms] + [key for key, _, _ in q.terms]
@@ -346,7 +374,7 @@ def _scan_hits(conn, q, sources, retired, after):
             words = ix.words_of(text)
             docs.append((base + s, words, [ix.stem_of(w) for w in words]))
     if not docs:
-        return {}, {}
+        return {}, {}, {}
     stats = [_term_stats(words, stems, q) for _, words, stems in docs]
     phrases = [p for own in q.phrases for p in own]
     df = [sum(1 for tfs, _, _ in stats if tfs[j]) for j in range(len(phrases))]
@@ -354,7 +382,7 @@ def _scan_hits(conn, q, sources, retired, after):
     n_docs = max(total, len(docs))
     idf = [max(math.log((n_docs - d + 0.5) / (d + 0.5)), 1e-6) for d in df]
     owner = [i for i, own in enumerate(q.phrases) for _ in own]
-    hits, relevance = {}, {}
+    hits, relevance, exact_words = {}, {}, {}
     for (rowid, words, _), (tfs, phrase, exact) in zip(docs, stats):
         matched = {owner[j] for j, tf in enumerate(tfs) if tf}
         if not matched:
@@ -362,8 +390,9 @@ def _scan_hits(conn, q, sources, retired, after):
         norm = K1 * (1 - B + B * len(words) / avgdl)
         score = sum(idf[j] * tf * (K1 + 1) / (tf + norm) for j, tf in enumerate(tfs) if tf)
         relevance[rowid] = score
-        hits[rowid] = (-score, len(matched), phrase, exact)
-    return hits, relevance
+        exact_words[rowid] = exact
+        hits[rowid] = (-score, len(matched), phrase)
+    return hits, relevance, exact_words
 
 
 def _root(stem):
@@ -399,11 +428,12 @@ def _count_seq(tokens, seq, prefix_last):
 # -- ranking and output -----------------------------------------------------------
 
 
-def _rank(conn, q, hits, relevance, limit, snippets=True):
+def _rank(conn, q, hits, contenders, relevance, exact, limit, snippets=True):
     n = len(q.terms)
     scored = []
-    for rowid, (bm25, covered, phrase, exact) in hits.items():
-        r = max(0.0, -bm25) + EXACT * exact
+    for rowid in contenders:
+        bm25, covered, phrase = hits[rowid]
+        r = max(0.0, -bm25) + EXACT * exact.get(rowid, 0)
         if rowid < ix.ENTRY_BASE:
             r += NEIGHBOUR * max(relevance.get(rowid - 1, 0.0), relevance.get(rowid + 1, 0.0))
         score = covered + (n if phrase else 0) + r / (1.0 + r)

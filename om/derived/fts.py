@@ -282,9 +282,10 @@ def count(conn, expression):
 def members(conn, expression, rowids, seek=True):
     """The subset of the given documents that match.
 
-    seek=True looks each rowid up (cheap for a plain term); seek=False walks the
-    expression's matches over the rowids' range once, which is far cheaper for
-    a prefix, whose every lookup merges all the doclists the prefix covers.
+    seek=True looks each rowid up (cheap for a plain term and a few rowids);
+    seek=False walks the expression's matches over the rowids' range once,
+    which is far cheaper for a prefix, whose every lookup merges all the
+    doclists the prefix covers, and for a term in few documents.
     """
     rowids = list(rowids)
     if not rowids:
@@ -314,9 +315,20 @@ def members(conn, expression, rowids, seek=True):
     return found
 
 
-def scores(conn, expression, rowids):
-    """{rowid: bm25} of the given documents that match (each costs a lookup; keep the list short)."""
+def scores(conn, expression, rowids, seek=True):
+    """{rowid: bm25} of the given documents that match.
+
+    seek=True looks each rowid up; seek=False scores every match of the
+    expression once, cheaper when its terms are in few documents.
+    """
     rowids = list(rowids)
+    if not seek:
+        wanted = set(rowids)
+        return {
+            r: s
+            for r, s in conn.execute(f"SELECT rowid, bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ?", (expression,))
+            if r in wanted
+        }
     found = {}
     for i in range(0, len(rowids), MEMBERS_CHUNK):
         part = rowids[i : i + MEMBERS_CHUNK]
