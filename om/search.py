@@ -360,7 +360,7 @@ def _scan_hits(conn, q, sources, retired, after):
     tables = [("entries", ix.ENTRY_BASE, after[1])]
     if sources:
         tables.append(("sources", 0, after[0]))
-    total = 0
+    total = length = 0
     for table, base, seq in tables:
         sql = f"SELECT seq, body FROM {table} WHERE seq > ?"
         if table == "entries" and not retired:
@@ -368,18 +368,20 @@ def _scan_hits(conn, q, sources, retired, after):
         for s, body in conn.execute(sql, (seq,)):
             total += 1
             text = loads(body).get("text") or ""
-            folded = fold(text)
-            if not any(k.replace(" ", "") in folded for k in roots):
-                continue
             words = ix.words_of(text)
+            length += len(words)
+            folded = fold(text)
+            if not any(k in folded for k in roots):
+                continue
             docs.append((base + s, words, [ix.stem_of(w) for w in words]))
     if not docs:
         return {}, {}, {}
     stats = [_term_stats(words, stems, q) for _, words, stems in docs]
     phrases = [p for own in q.phrases for p in own]
     df = [sum(1 for tfs, _, _ in stats if tfs[j]) for j in range(len(phrases))]
-    avgdl = max(1.0, sum(len(w) for _, w, _ in docs) / len(docs))
-    n_docs = max(total, len(docs))
+    # N and avgdl over every row read, as FTS5 takes them over every row indexed.
+    avgdl = max(1.0, length / total)
+    n_docs = total
     idf = [max(math.log((n_docs - d + 0.5) / (d + 0.5)), 1e-6) for d in df]
     owner = [i for i, own in enumerate(q.phrases) for _ in own]
     hits, relevance, exact_words = {}, {}, {}
