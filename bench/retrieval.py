@@ -18,9 +18,10 @@ Invariants:
   measured.
 - `rankings(root)` runs in a child process that imports om from the tree at
   `root` (this one, or another commit's for a comparison): the same harness
-  ranks with either tree's search.
+  ranks with either tree's search. `rankings(root, without)` switches parts
+  of this tree's rule off in that child (ABLATIONS), to show what each adds.
 
-    python3 bench/retrieval.py ROOT   # the child: prints {"rankings": [...], "seconds": [...]} as JSON
+    python3 bench/retrieval.py ROOT [PART...]   # the child: prints {"rankings": [...], "seconds": [...]}
 """
 
 import collections
@@ -37,6 +38,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data", "locomo", "locomo10-retrieval.json")
 WORD = re.compile(r"[^\W_]+")
 HALVES = (("tuned on", 0), ("held out", 1))
+#: Parts of the rule a child can switch off, each undoing one change, in the order they were made.
+ABLATIONS = ("neighbour", "exact", "stop-words", "stems")
+#: The stop words before word forms came in: the "stop-words" ablation restores them (and keeps single letters).
+EARLIER_STOP_WORDS = frozenset(
+    """a about an and any are as at be been but by can could did do does for from had has have how i if in
+    into is it its me my of on or our so than that the their them then there these they this those to was
+    we were what when where which who whom why will with would you your""".split()
+)
 
 
 def conversations():
@@ -68,13 +77,27 @@ def questions(conversation):
     return out
 
 
-def rankings(root):
+def rankings(root, without=()):
     """{"rankings": [[dialog ids] per question, conversation by conversation], "seconds": [per question]}."""
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), root], capture_output=True,
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), root, *without], capture_output=True,
                        env=dict(os.environ, PYTHONPATH=root))
     if p.returncode != 0:
         raise SystemExit(f"ranking with {root} failed: {p.stderr.decode()}")
     return json.loads(p.stdout)
+
+
+def _switch_off(parts):
+    from om import search
+
+    if "neighbour" in parts:
+        search.NEIGHBOUR = 0.0
+    if "exact" in parts:
+        search.EXACT = 0.0
+    if "stop-words" in parts:
+        search.STOP_WORDS = EARLIER_STOP_WORDS
+        search.SINGLE_LETTERS = False
+    if "stems" in parts:
+        search.ix.stem_of = lambda word: word
 
 
 def _rank_with_this_om():
@@ -149,4 +172,5 @@ def line(name, m):
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv[1])
+    _switch_off(sys.argv[2:])
     json.dump(_rank_with_this_om(), sys.stdout)

@@ -4,7 +4,8 @@
   how): R@1/5/10 and MRR of `om search --sources`, of plain BM25 and of BM25
   with om's stop words, on the half the ranking was tuned on, the held-out
   half and the whole; with --compare REV also of REV's om, and the median
-  in-process latency of a question for both trees (runs alternated);
+  in-process latency of a question for both trees (runs alternated); with
+  --ablations also this tree's rule with its parts switched off one by one;
 - median `om search` latency on N sources (default 100,000) / median `om status`
   on the same ledger (target <= 2x), both as CLI subprocesses, index warm;
   with --compare REV also each query's median over REV's, each tree on its
@@ -14,7 +15,7 @@
   present, calls interleaved (target <= 1.10), and the same capture in
   process, capture and hook (the ledger work alone, without interpreter start-up).
 
-Usage: python bench/search.py [--sources N] [--runs R] [--compare REV] [--only quality|latency]
+Usage: python bench/search.py [--sources N] [--runs R] [--compare REV] [--only quality|latency] [--ablations]
 """
 
 import argparse
@@ -55,7 +56,7 @@ def median_of(fn, runs):
     return statistics.median(fn() for _ in range(runs))
 
 
-def quality(other):
+def quality(other, ablations=False):
     """Print the retrieval-quality table (and, with another tree, its numbers and the latency ratio)."""
     from om.search import STOP_WORDS
 
@@ -71,6 +72,12 @@ def quality(other):
     print(f"retrieval on LoCoMo ({len(ranked[trees[0][0]])} questions; halves by conversation)")
     for name, _ in trees:
         print(retrieval.line(name, retrieval.metrics(ranked[name])))
+    if ablations:
+        # Each row undoes one more change, most recent first, down to the rule before word forms.
+        for k in range(1, len(retrieval.ABLATIONS) + 1):
+            parts = retrieval.ABLATIONS[:k]
+            ranked_without = retrieval.rankings(ROOT, parts)["rankings"]
+            print(retrieval.line("  without " + ", ".join(parts), retrieval.metrics(ranked_without)))
     print(retrieval.line("BM25", retrieval.metrics(retrieval.bm25_rankings())))
     print(retrieval.line("BM25 + om's stop words", retrieval.metrics(retrieval.bm25_rankings(STOP_WORDS))))
     medians = {name: statistics.median(v) for name, v in seconds.items()}
@@ -87,13 +94,14 @@ def main():
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--compare", metavar="REV", help="also measure commit REV of this repository (e.g. main)")
     ap.add_argument("--only", choices=("quality", "latency"))
+    ap.add_argument("--ablations", action="store_true", help="also rank with each part of the rule switched off")
     a = ap.parse_args()
     rng = random.Random(7)
     work = tempfile.mkdtemp(prefix="om-bench-search-")
     try:
         other = (a.compare, export_commit(a.compare, os.path.join(work, "compare"))) if a.compare else None
         if a.only != "latency":
-            quality(other)
+            quality(other, a.ablations)
         if a.only == "quality":
             return
         store = os.path.join(work, "store")
@@ -104,14 +112,16 @@ def main():
             db = led.path
         fill(db, 0, a.sources, rng)
         theirs = os.path.join(work, "theirs")
+        print(f"sources: {a.sources}")
         if other:
             shutil.copytree(store, theirs)
+            t = time.perf_counter()
             om(theirs, "search", "--sources", "warmup", root=other[1])
+            print(f"first search with {other[0]} (full index build + query): {time.perf_counter() - t:.2f} s")
 
         t = time.perf_counter()
         om(store, "search", "--sources", "warmup")
         first = time.perf_counter() - t
-        print(f"sources: {a.sources}")
         print(f"first search (full index build + query): {first:.2f} s")
 
         queries = [["--sources", "redis timeout"], ["--sources", "item4242"], ["--sources", "why did the deploy fail on retry"],

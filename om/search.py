@@ -63,6 +63,8 @@ NEIGHBOUR = 0.3
 EXACT = 0.3
 #: A term's matches are walked rather than looked up one by one when it has at most this many per document asked about.
 WALK = 8
+#: Whether single letters (the `s` of `Melanie's`) are dropped like stop words.
+SINGLE_LETTERS = True
 #: Most combinations of near stop words tried for partial matches (each is one cheap query).
 COMBINATIONS = 16
 
@@ -108,7 +110,7 @@ class Query:
             if cjk:
                 grams = [word] if len(word) <= 2 else [word[i : i + 2] for i in range(len(word) - 1)]
                 terms.extend((g, True) for g in grams)
-            elif word not in STOP_WORDS and not (len(word) == 1 and word.isalpha()):
+            elif word not in STOP_WORDS and not (SINGLE_LETTERS and len(word) == 1 and word.isalpha()):
                 terms.append((word, False))
         if not terms:
             # Every word is a common one ("the", "a AND"): a user's query is still
