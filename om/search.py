@@ -10,10 +10,9 @@ Invariants:
   is rebuilt (om.derived.fts); when it cannot be written (read-only store) the
   rows it does not cover are scanned; without FTS5 everything is scanned. All
   paths return the same shape and rank by the same rule.
-- Words match by stem (om.porter: `retries` finds `retry`, `timed` finds
-  `timeouts`' sibling `timed`), and the last word also as a prefix of the
-  exact word. An exact word keeps its lead: it earns a bonus a stemmed match
-  does not.
+- Words match by stem (om.porter: `retries`, `retried` and `retrying` find
+  each other), and the last word also as a prefix of the exact word. An exact
+  word keeps its lead: it earns a bonus a stemmed match does not.
 - Ranking rule, one number per document d (higher is better), computed from
   per-document statistics (term frequencies tf, length dl), corpus statistics
   of the session's ledger (N documents, their mean length avgdl, each
@@ -36,6 +35,14 @@ Invariants:
   computes the same formula over the rows it reads. So an exact phrase beats
   scattered terms, a result with more of the query's terms beats one with
   fewer, and relevance orders results within the same coverage.
+- Where the index path evaluates the rule: on a candidate pool. It holds the
+  3 x limit best documents by bm25 among those with every term, those with
+  the exact phrase, and (when these are fewer than 3 x limit) the partial
+  matches of `_partial_hits`. The neighbour and exact parts are computed for
+  every candidate of the best coverage levels that hold `limit` candidates,
+  which is exact: they never move a result across levels. The scan path
+  evaluates the rule on every row it reads, so the two differ only for a
+  document that its own bm25 leaves out of the pool.
 - Memories and evidence are scored in one BM25 corpus, so an observation and a
   source with the same text get the same score (a source's neighbours aside).
   Ties go to the memory (then to the newer row).
