@@ -41,7 +41,7 @@ DATA = os.path.join(HERE, "data", "locomo", "locomo10-retrieval.json.gz")
 WORD = re.compile(r"[^\W_]+")
 HALVES = (("tuned on", 0), ("held out", 1))
 #: Parts of the rule a child can switch off, each undoing one change, in the order they were made.
-ABLATIONS = ("neighbour", "exact", "stop-words", "stems")
+ABLATIONS = ("feedback", "neighbour", "exact", "stop-words", "stems")
 #: The stop words before word forms came in: the "stop-words" ablation restores them (and keeps single letters).
 EARLIER_STOP_WORDS = frozenset(
     """a about an and any are as at be been but by can could did do does for from had has have how i if in
@@ -80,7 +80,8 @@ def questions(conversation):
 
 
 def rankings(root, without=()):
-    """{"rankings": [[dialog ids] per question, conversation by conversation], "seconds": [per question]}."""
+    """{"rankings": [[dialog ids] per question, conversation by conversation], "seconds": [per question],
+    "expanded": questions whose search was expanded (om.feedback)}."""
     p = subprocess.run([sys.executable, os.path.abspath(__file__), root, *without], capture_output=True,
                        env=dict(os.environ, PYTHONPATH=root))
     if p.returncode != 0:
@@ -91,6 +92,8 @@ def rankings(root, without=()):
 def _switch_off(parts):
     from om import search
 
+    if "feedback" in parts:
+        search.expand = lambda *args: None
     if "neighbour" in parts:
         search.NEIGHBOUR = 0.0
     if "exact" in parts:
@@ -106,7 +109,7 @@ def _rank_with_this_om():
     from om.ledger import Ledger
     from om.search import search
 
-    out, seconds = [], []
+    out, seconds, expanded = [], [], 0
     with tempfile.TemporaryDirectory(prefix="om-bench-retrieval-") as store:
         for i, conversation in enumerate(conversations()):
             with Ledger.open(store, f"locomo-{i}") as ledger:
@@ -117,10 +120,12 @@ def _rank_with_this_om():
                 search(ledger, "warm up the index", sources=True)
                 for question, _ in questions(conversation):
                     t = time.perf_counter()
-                    results = search(ledger, question, sources=True, limit=10)["results"]
+                    found = search(ledger, question, sources=True, limit=10)
                     seconds.append(time.perf_counter() - t)
+                    results = found["results"]
+                    expanded += "expansion" in found
                     out.append([ids[r["id"]] for r in results])
-    return {"rankings": out, "seconds": seconds}
+    return {"rankings": out, "seconds": seconds, "expanded": expanded}
 
 
 def bm25_rankings(stop_words=frozenset(), k1=1.2, b=0.75):

@@ -62,16 +62,19 @@ def quality(other, ablations=False):
 
     trees = [("om (this tree)", ROOT)] + ([(f"om ({other[0]})", other[1])] if other else [])
     seconds = {name: [] for name, _ in trees}
-    ranked = {}
+    ranked, expanded = {}, {}
     # Alternate the trees, twice, so that drift in the machine's load hits both alike.
     for _ in range(2 if other else 1):
         for name, root in trees:
             out = retrieval.rankings(root)
             ranked[name] = out["rankings"]
             seconds[name].extend(out["seconds"])
+            expanded[name] = out.get("expanded")
     print(f"retrieval on LoCoMo ({len(ranked[trees[0][0]])} questions; halves by conversation)")
     for name, _ in trees:
         print(retrieval.line(name, retrieval.metrics(ranked[name])))
+        if expanded[name] is not None:
+            print(f"  {name}: {expanded[name]} of {len(ranked[name])} searches expanded by feedback (om.feedback)")
     if ablations:
         # Each row undoes one more change, most recent first, down to the rule before word forms.
         for k in range(1, len(retrieval.ABLATIONS) + 1):

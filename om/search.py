@@ -97,7 +97,7 @@ class Query:
     its exact expression the key itself in `text`.
     """
 
-    def __init__(self, text):
+    def __init__(self, text, prefix=True):
         if not isinstance(text, str):
             raise InputError("om: search needs a query")
         self.text = text
@@ -132,8 +132,9 @@ class Query:
         if not self.terms:
             raise InputError("om: search query has no words (only punctuation or symbols)")
         last, _, last_cjk = self.terms[-1]
-        # Prefix-match the last term: people type queries the way they type prompts.
-        self.prefix = not last_cjk and len(last) >= 2
+        # Prefix-match the last term: people type queries the way they type prompts
+        # (an expansion's words are whole words, om.feedback).
+        self.prefix = prefix and not last_cjk and len(last) >= 2
         self.words = words
         # phrases[i]: the (column, folded tokens, is prefix) whose matches make term i match.
         self.phrases = []
@@ -170,15 +171,54 @@ def _tokens_of_folded(folded):
     return WORD.findall(ix.spread_cjk(folded))
 
 
-def search(ledger, query, sources=False, retired=False, limit=10, snippets=True):
-    """Ranked results: {"query", "results": [...]} (see the module docstring for the rule).
+def search(ledger, query, sources=False, retired=False, limit=10, snippets=True, feedback=True, prefix=True):
+    """Ranked results: {"query", "results": [...]} (see the module docstring for the rule),
+    and "expansion": [words] when a weak first pass was expanded (om.feedback).
 
     snippets=False leaves each result's whole text in "snippet", for a caller
-    that cuts snippets only for the results it keeps (om.sessions.crosssearch).
+    that cuts snippets only for the results it keeps; feedback=False skips the
+    expansion, for a caller that expands a merged list once
+    (om.sessions.crosssearch does both); prefix=False matches the last word whole.
     """
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"om: --limit must be 1 to {MAX_LIMIT}")
-    q = Query(query)
+    q = Query(query, prefix)
+    results = _search(ledger, q, sources, retired, limit)
+    out = {"query": query, "results": results}
+    if feedback:
+        expanded = expand(q, results, limit, lambda qx: _search(ledger, qx, sources, retired, limit))
+        if expanded is not None:
+            out["expansion"], out["results"] = expanded
+    if snippets:
+        cut_snippets(out, q)
+    return out
+
+
+def expand(q, results, limit, search_with):
+    """(words, results) after feedback on a weak first pass, else None (om.feedback).
+
+    `results` hold whole texts; `search_with(query)` runs the same search for another Query.
+    """
+    from om import feedback
+
+    if not feedback.weak(results, limit, len(q.terms)):
+        return None
+    words = feedback.words_for({stem for _, stem, _ in q.terms}, [r["snippet"] for r in results], STOP_WORDS)
+    if not words:
+        return None
+    more = feedback.appended(results, search_with(Query(" ".join(words), prefix=False)), limit)
+    return (words, more) if len(more) > len(results) else None
+
+
+def cut_snippets(found, q):
+    """Cut each result's whole text into its snippet: by the query, or by the expansion's words."""
+    qx = Query(" ".join(found["expansion"]), prefix=False) if found.get("expansion") else None
+    for result in found["results"]:
+        result["snippet"] = snippet(result["snippet"], qx if result.get("expansion") else q)
+
+
+def _search(ledger, q, sources, retired, limit):
+    """The first pass: ranked results with whole texts."""
     conn = ledger.conn
     lo = 0 if sources else ix.ENTRY_BASE
     hi = 2 * ix.ENTRY_BASE
@@ -219,8 +259,7 @@ def search(ledger, query, sources=False, retired=False, limit=10, snippets=True)
             if wanted:
                 walk = len(df) == len(q.exprs) and sum(df.values()) <= len(wanted) * WALK
                 relevance.update((r, -s) for r, s in ix.scores(conn, q.or_expr, wanted, seek=not walk).items())
-        results = _rank(conn, q, hits, contenders, relevance, exact, limit, snippets)
-    return {"query": query, "results": results}
+        return _rank(conn, q, hits, contenders, relevance, exact, limit)
 
 
 def _contenders(q, hits, limit):
@@ -349,9 +388,12 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
         walk = (i == n - 1 and q.prefix) or df[expr] <= len(fresh) * WALK
         for r in ix.members(conn, expr, fresh, seek=not walk):
             covered[r] += 1
-    for r, s in candidates:
-        if r not in hits:
-            hits[r] = [s, max(covered.get(r, 1), 1)]
+    # Each candidate's bm25 over every phrase of the query, as the scan computes it: the
+    # rare terms' search scored it on those terms alone, the near stop words' not at all,
+    # and a near stop word's prefix phrase can itself be rare.
+    scored = ix.scores(conn, q.or_expr, fresh) if fresh else {}
+    for r in fresh:
+        hits[r] = [scored.get(r, 0.0), max(covered.get(r, 1), 1)]
 
 
 # -- the scan path --------------------------------------------------------------
@@ -439,7 +481,7 @@ def _count_seq(tokens, seq, prefix_last):
 # -- ranking and output -----------------------------------------------------------
 
 
-def _rank(conn, q, hits, contenders, relevance, exact, limit, snippets=True):
+def _rank(conn, q, hits, contenders, relevance, exact, limit):
     n = len(q.terms)
     scored = []
     for rowid in contenders:
@@ -453,7 +495,7 @@ def _rank(conn, q, hits, contenders, relevance, exact, limit, snippets=True):
     scored.sort()
     results = []
     for _, _, _, rowid, score in scored:
-        result = _materialize(conn, q, rowid, score, snippets)
+        result = _materialize(conn, rowid, score)
         if result is not None:
             results.append(result)
         if len(results) == limit:
@@ -461,8 +503,7 @@ def _rank(conn, q, hits, contenders, relevance, exact, limit, snippets=True):
     return results
 
 
-def _materialize(conn, q, rowid, score, snippets=True):
-    cut = snippet if snippets else (lambda text, q: text)
+def _materialize(conn, rowid, score):
     if rowid >= ix.ENTRY_BASE:
         row = conn.execute(
             "SELECT seq, id, body, active, retirement FROM entries WHERE seq = ?", (rowid - ix.ENTRY_BASE,)
@@ -478,7 +519,7 @@ def _materialize(conn, q, rowid, score, snippets=True):
             "active": bool(active),
             "importance": b.get("importance", "medium"),
             "score": round(score, 4),
-            "snippet": cut(b.get("text") or "", q),
+            "snippet": b.get("text") or "",
         }
         if not active:
             record = loads(retirement) if retirement else {}
@@ -494,7 +535,7 @@ def _materialize(conn, q, rowid, score, snippets=True):
         "seq": seq,
         "active": True,
         "score": round(score, 4),
-        "snippet": cut(loads(body).get("text") or "", q),
+        "snippet": loads(body).get("text") or "",
     }
 
 

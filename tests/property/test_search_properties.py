@@ -87,3 +87,25 @@ def test_any_text_is_answered_or_refused_as_input_never_failing(tmp_path_factory
         assert out["query"] == q and isinstance(out["results"], list)
     finally:
         led.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=st.lists(doc, min_size=1, max_size=15), q=query, limit=st.integers(1, 12))
+def test_an_expansion_only_adds_results_after_the_first_pass_and_below_every_one_of_them(tmp_path_factory, docs, q, limit):
+    led = fill(tmp_path_factory, docs)
+    try:
+        try:
+            found = search_mod.search(led, q, sources=True, limit=limit)
+        except InputError:
+            return
+        first = search_mod.search(led, q, sources=True, limit=limit, feedback=False)["results"]
+        results = found["results"]
+        assert len(results) <= limit
+        assert results[: len(first)] == first  # the first pass, untouched, in its order
+        added = results[len(first):]
+        assert ("expansion" in found) == bool(added)
+        assert all(r["expansion"] is True and r["score"] < 1 <= min(f["score"] for f in first) for r in added)
+        if added:
+            assert len(first) < limit and int(first[0]["score"]) < len(search_mod.Query(q).terms)
+    finally:
+        led.close()
