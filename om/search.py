@@ -391,7 +391,9 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
     # Each candidate's bm25 over every phrase of the query, as the scan computes it: the
     # rare terms' search scored it on those terms alone, the near stop words' not at all,
     # and a near stop word's prefix phrase can itself be rare.
-    scored = ix.scores(conn, q.or_expr, fresh) if fresh else {}
+    # One pass over the expression's matches when they are few enough, else a lookup per candidate.
+    walk = sum(df[e] for e in exprs) <= len(fresh) * WALK
+    scored = ix.scores(conn, q.or_expr, fresh, seek=not walk) if fresh else {}
     for r in fresh:
         hits[r] = [scored.get(r, 0.0), max(covered.get(r, 1), 1)]
 
