@@ -45,7 +45,11 @@ Invariants:
   document that its own bm25 leaves out of the pool.
 - Memories and evidence are scored in one BM25 corpus, so an observation and a
   source with the same text get the same score (a source's neighbours aside).
+  The corpus is every row, retired memories and evidence included, whatever the
+  search asks for: N, avgdl and df are the same on the scan path as in the index.
   Ties go to the memory (then to the newer row).
+- A weak first pass is followed by feedback (om.feedback), whose results come
+  after every first-pass result.
 """
 
 import itertools
@@ -408,17 +412,14 @@ def _scan_hits(conn, q, sources, retired, after):
     is where the neighbours' part of a source's relevance comes from, and
     {rowid: exact words} of the hits.
     """
-    docs = []  # (rowid, folded words, their stems)
+    docs = []  # (rowid, folded words, their stems, whether the search asked for this row)
     roots = [_root(stem) for _, stem, _ in q.terms] + [key for key, _, _ in q.terms]
-    tables = [("entries", ix.ENTRY_BASE, after[1])]
-    if sources:
-        tables.append(("sources", 0, after[0]))
     total = length = 0
-    for table, base, seq in tables:
-        sql = f"SELECT seq, body FROM {table} WHERE seq > ?"
-        if table == "entries" and not retired:
-            sql += " AND active = 1"
-        for s, body in conn.execute(sql, (seq,)):
+    # Every row counts in N, avgdl and df, as every row is in the index's corpus
+    # (retired memories and evidence too); only the rows asked for become hits.
+    for table, base, seq in (("entries", ix.ENTRY_BASE, after[1]), ("sources", 0, after[0])):
+        sql = f"SELECT seq, body, {'active' if table == 'entries' else '1'} FROM {table} WHERE seq > ?"
+        for s, body, active in conn.execute(sql, (seq,)):
             total += 1
             text = loads(body).get("text") or ""
             words = ix.words_of(text)
@@ -426,27 +427,30 @@ def _scan_hits(conn, q, sources, retired, after):
             folded = fold(text)
             if not any(k in folded for k in roots):
                 continue
-            docs.append((base + s, words, [ix.stem_of(w) for w in words]))
-    if not docs:
+            asked = sources if table == "sources" else (retired or bool(active))
+            docs.append((base + s, words, [ix.stem_of(w) for w in words], asked))
+    if not any(asked for *_, asked in docs):
         return {}, {}, {}
-    stats = [_term_stats(words, stems, q) for _, words, stems in docs]
+    stats = [_term_stats(words, stems, q) for _, words, stems, _ in docs]
     phrases = [p for own in q.phrases for p in own]
     df = [sum(1 for tfs, _, _ in stats if tfs[j]) for j in range(len(phrases))]
-    # N and avgdl over every row read, as FTS5 takes them over every row indexed.
-    avgdl = max(1.0, length / total)
+    # N and avgdl over every row read, as FTS5 takes them over every row indexed (an
+    # average below one word is kept as it is; without any word nothing matches).
+    avgdl = length / total if length else 1.0
     n_docs = total
     idf = [max(math.log((n_docs - d + 0.5) / (d + 0.5)), 1e-6) for d in df]
     owner = [i for i, own in enumerate(q.phrases) for _ in own]
     hits, relevance, exact_words = {}, {}, {}
-    for (rowid, words, _), (tfs, phrase, exact) in zip(docs, stats):
+    for (rowid, words, _, asked), (tfs, phrase, exact) in zip(docs, stats):
         matched = {owner[j] for j, tf in enumerate(tfs) if tf}
-        if not matched:
+        if not matched or not (asked or rowid < ix.ENTRY_BASE):
             continue
         norm = K1 * (1 - B + B * len(words) / avgdl)
         score = sum(idf[j] * tf * (K1 + 1) / (tf + norm) for j, tf in enumerate(tfs) if tf)
-        relevance[rowid] = score
-        exact_words[rowid] = exact
-        hits[rowid] = (-score, len(matched), phrase)
+        relevance[rowid] = score  # a source's bm25 counts for its neighbours, asked for or not
+        if asked:
+            exact_words[rowid] = exact
+            hits[rowid] = (-score, len(matched), phrase)
     return hits, relevance, exact_words
 
 

@@ -109,3 +109,32 @@ def test_an_expansion_only_adds_results_after_the_first_pass_and_below_every_one
             assert len(first) < limit and int(first[0]["score"]) < len(search_mod.Query(q).terms)
     finally:
         led.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=st.lists(doc, min_size=1, max_size=10), memories=st.lists(doc, max_size=5), retire=st.booleans(),
+       q=query, sources=st.booleans(), retired=st.booleans())
+def test_the_scan_scores_memories_and_evidence_like_the_index_whatever_the_search_asks_for(
+    tmp_path_factory, docs, memories, retire, q, sources, retired
+):
+    led = fill(tmp_path_factory, docs)
+    try:
+        ids = [row[0] for row in led.conn.execute("SELECT id FROM sources ORDER BY seq")]
+        made = led.apply({"through": len(ids), "observations": [
+            {"text": text, "source_ids": [ids[i % len(ids)]]} for i, text in enumerate(memories)]})["observations"]
+        if retire and len(made) >= 2:
+            led.apply({"through": len(ids), "retire": [
+                {"id": made[0], "reason": "Superseded.", "replacement_ids": [made[-1]]}]})
+        saved = search_mod.ix.fts5_available
+        try:
+            indexed = search_mod.search(led, q, sources=sources, retired=retired, limit=100)["results"]
+            search_mod.ix.fts5_available = lambda conn: False
+            scanned = search_mod.search(led, q, sources=sources, retired=retired, limit=100)["results"]
+        except InputError:
+            return
+        finally:
+            search_mod.ix.fts5_available = saved
+        # Retired memories and evidence count in N, avgdl and df on both paths, asked for or not.
+        assert {r["id"]: r["score"] for r in indexed} == {r["id"]: r["score"] for r in scanned}
+    finally:
+        led.close()
