@@ -107,3 +107,25 @@ def newest(reader, top, count):
             continue
     found.sort(reverse=True)
     return [path for _, path in found[:count]]
+
+
+def of_session(store, session):
+    """(client, path) of the transcript a client wrote for `session`, looked up by name; NotFound otherwise.
+
+    For the MCP tool, which ingests only the calling session's own transcript.
+    """
+    from om.ingest import reader_of
+
+    looked = []
+    for client in CLIENT_ORDER:
+        top = home(client, store)
+        looked.append(top)
+        if os.path.isdir(top):
+            found = _walk(reader_of(client), top, session, [])
+            if found:
+                return client, found[-1]
+    raise NotFound(f"om: no transcript of session {session[:80]!r} in {' or '.join(looked)}")
+
+
+#: The order `of_session` looks in (a session id names one client's transcript).
+CLIENT_ORDER = ("codex", "claude")
