@@ -157,15 +157,15 @@ class Transcript:
         """The Replay for a transcript whose first lines gave `head`, or None when it is not to be read."""
         self.entry.update(session=head.session, format=head.format, version=head.version,
                           verified=head.version in self.reader.VERIFIED)
-        if head.skip:
-            self.entry.update(outcome="skipped", reason=head.skip)
-            return None
         if self.project_root is not None:
             from om.project import project_root
 
             if not isinstance(head.cwd, str) or project_root(head.cwd) != self.project_root:
                 self.filtered = True
                 return None
+        if head.skip:
+            self.entry.update(outcome="skipped", reason=head.skip)
+            return None
         from om.store import validate_session
 
         try:

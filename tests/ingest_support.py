@@ -1,0 +1,103 @@
+"""What the `om ingest` tests share: the real transcripts kept as fixtures, and the sources a store holds.
+
+The stores are read with plain `sqlite3` (as the reliability tests read them), so a bug in
+om's ledger code cannot hide itself from the comparison.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import sqlite3
+import uuid
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+CLIENT_OF = {"codex-0.146.0": "codex", "codex-0.169.0": "codex", "claude-2.1.332": "claude"}
+
+
+def scenarios():
+    """[(fixture folder, scenario)] of every fixture transcript set."""
+    return [(folder, scenario) for folder in sorted(CLIENT_OF)
+            for scenario in sorted(json.loads((FIXTURES / folder / "hook-sources.json").read_text()))]
+
+
+def hook_sources(folder, scenario):
+    """{session: [source ids the real hooks stored, in seq order]} for one scenario."""
+    return json.loads((FIXTURES / folder / "hook-sources.json").read_text())[scenario]
+
+
+def copy_scenario(folder, scenario, dest):
+    """A private copy of a scenario's transcripts (tests may change or cut them); its path."""
+    target = Path(dest) / folder / scenario
+    shutil.copytree(FIXTURES / folder / scenario, target)
+    return target
+
+
+def transcript(folder, scenario, session):
+    """The path of a scenario's transcript of `session` (not a sub-agent's)."""
+    (path,) = [p for p in glob.glob(str(FIXTURES / folder / scenario / "**" / "*.jsonl"), recursive=True)
+               if session in os.path.basename(p) and "subagents" not in p]
+    return Path(path)
+
+
+def stored(store):
+    """{session: [(seq, id, kind, text)]} of every ledger in `store`."""
+    out = {}
+    for path in glob.glob(os.path.join(str(store), "session-*", "memory.sqlite3")):
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            session = dict(conn.execute("SELECT key, value FROM meta"))["session"]
+            rows = conn.execute("SELECT seq, id, body FROM sources ORDER BY seq").fetchall()
+        finally:
+            conn.close()
+        out[session] = [(seq, sid, json.loads(body)["kind"], json.loads(body)["text"]) for seq, sid, body in rows]
+    return out
+
+
+def stored_ids(store):
+    """{session: [source id, in seq order]} of every ledger in `store` that holds any."""
+    return {session: [row[1] for row in rows] for session, rows in stored(store).items() if rows}
+
+
+def meta(store, session_db):
+    conn = sqlite3.connect(f"file:{session_db}?mode=ro", uri=True)
+    try:
+        return dict(conn.execute("SELECT key, value FROM meta"))
+    finally:
+        conn.close()
+
+
+def tree_bytes(root):
+    """{relative path: bytes} of every file under `root` (to prove that nothing was written)."""
+    out = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = f.read()
+    return out
+
+
+_IDS = re.compile(r"call_[0-9a-f]{16}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def grow_rollout(src, dest, size):
+    """A rollout of at least `size` bytes at `dest`: `src`'s first line, then its turns again and again,
+    each time with fresh turn and call ids (real lines, new sources). Returns how many copies were written."""
+    lines = Path(src).read_bytes().splitlines(True)
+    head, body = lines[0], b"".join(lines[1:]).decode("utf-8")
+    session = json.loads(head)["payload"]["id"]
+    old_ids = sorted(set(_IDS.findall(body)) - {session})
+    copies, written = 0, len(head)
+    with open(dest, "wb") as out:
+        out.write(head)
+        while written < size:
+            fresh = {old: ("call_" + uuid.uuid4().hex[:16] if old.startswith("call_") else str(uuid.uuid4()))
+                     for old in old_ids}
+            chunk = _IDS.sub(lambda match, fresh=fresh: fresh.get(match.group(), match.group()), body).encode("utf-8")
+            out.write(chunk)
+            written += len(chunk)
+            copies += 1
+    return copies
