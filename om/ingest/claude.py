@@ -25,6 +25,8 @@ in docs/ingest.md):
   the ledger command it advertised.
 """
 
+from om.ingest.lines import items, string
+
 NAME = "claude"
 #: Claude Code versions whose transcripts were compared with what the hooks captured.
 VERIFIED = ("2.1.332",)
@@ -113,7 +115,7 @@ class _Transcript:
         self.message = None  # [id, stop_reason, last text] of the assistant message being read
 
     def row(self, row):
-        kind = row.get("type")
+        kind = string(row, "type")
         if kind == "queue-operation":
             if self.forked_at is None and isinstance(row.get("timestamp"), str):
                 self.forked_at = row["timestamp"]
@@ -121,7 +123,7 @@ class _Transcript:
         if kind == "attachment":
             attachment = row.get("attachment")
             if isinstance(attachment, dict) and attachment.get("type") == "hook_additional_context":
-                for text in attachment.get("content") or []:
+                for text in items(attachment, "content"):
                     self.replay.om_text(text)
             return
         if kind not in ("user", "assistant"):
@@ -154,13 +156,13 @@ class _Transcript:
         if self.message is None:
             self.message = [message.get("id"), None, None]
         self.message[1] = message.get("stop_reason")
-        for block in message.get("content") or []:
+        for block in items(message, "content"):
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 self.message[2] = block["text"]
             elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                self.uses[block["id"]] = (block.get("name"), block.get("input"))
+                self.uses[block["id"]] = (string(block, "name"), block.get("input"))
 
     def _stopped(self):
         """The assistant message being read is over: a turn that ended there was a Stop."""
@@ -190,7 +192,7 @@ class _Transcript:
         self.replay.prompt(text, self.turn, row.get("cwd"))
 
     def _result(self, row, block):
-        use_id = block.get("tool_use_id")
+        use_id = string(block, "tool_use_id")
         use = self.uses.pop(use_id, None)
         if use is None:
             return self.replay.skip(NO_CALL)

@@ -33,6 +33,7 @@ docs/ingest.md):
 """
 
 from om.errors import InputError
+from om.ingest.lines import items, string
 from om.jsonio import loads
 
 NAME = "codex"
@@ -139,7 +140,7 @@ class _Rollout:
 
     def feed(self, records):
         for record in records:
-            kind = record.get("type")
+            kind = string(record, "type")
             payload = record.get("payload")
             if not isinstance(payload, dict):
                 if kind not in _QUIET_LINES:
@@ -166,7 +167,7 @@ class _Rollout:
     # -- event_msg ----------------------------------------------------------------
 
     def _event(self, event):
-        kind = event.get("type")
+        kind = string(event, "type")
         turn = event.get("turn_id") if isinstance(event.get("turn_id"), str) else self.turn
         if kind == "task_started":
             self._turn(event.get("turn_id"))
@@ -190,7 +191,7 @@ class _Rollout:
     def _item(self, item, turn):
         if not isinstance(item, dict):
             return self.replay.skip(UNKNOWN_ITEM)
-        kind = item.get("type")
+        kind = string(item, "type")
         if kind == "UserMessage":
             text = _only_text(item.get("content"), "text")
             if text is None:
@@ -199,25 +200,25 @@ class _Rollout:
         elif kind == "AgentMessage":
             self.message = _only_text(item.get("content"), "Text")
         elif kind == "HookPrompt":
-            self._continued(turn, _fragments(item.get("fragments")))
+            self._continued(turn, _fragments(items(item, "fragments")))
         elif kind == "McpToolCall":
-            self.calls.pop(item.get("id"), None)
+            self.calls.pop(string(item, "id"), None)
             result, server, tool = item.get("result"), item.get("server"), item.get("tool")
             if not (isinstance(result, dict) and isinstance(server, str) and isinstance(tool, str)):
                 return self.replay.skip(UNVERIFIED)
-            self.replay.tool(f"mcp__{server}__{tool}", item.get("arguments"), result, item.get("id"), turn)
+            self.replay.tool(f"mcp__{server}__{tool}", item.get("arguments"), result, string(item, "id"), turn)
         elif kind not in _QUIET_ITEMS:
             self.replay.skip(UNKNOWN_ITEM)
 
     def _mcp_end(self, event, turn):
-        self.calls.pop(event.get("call_id"), None)
+        self.calls.pop(string(event, "call_id"), None)
         invocation, result = event.get("invocation"), event.get("result")
         ok = result.get("Ok") if isinstance(result, dict) else None
         if not (isinstance(invocation, dict) and isinstance(ok, dict)
                 and isinstance(invocation.get("server"), str) and isinstance(invocation.get("tool"), str)):
             return self.replay.skip(UNVERIFIED)
         name = f"mcp__{invocation['server']}__{invocation['tool']}"
-        self.replay.tool(name, invocation.get("arguments"), ok, event.get("call_id"), turn)
+        self.replay.tool(name, invocation.get("arguments"), ok, string(event, "call_id"), turn)
 
     def _continued(self, turn, reason):
         # The Stop that asked for the continuation had captured the turn's last message.
@@ -228,7 +229,7 @@ class _Rollout:
     # -- response_item ------------------------------------------------------------------
 
     def _response(self, item):
-        kind = item.get("type")
+        kind = string(item, "type")
         turn = self._item_turn(item)
         if kind == "message":
             self._message(item, turn)
@@ -238,15 +239,15 @@ class _Rollout:
         elif kind == "custom_tool_call":
             self.message = None
             if item.get("name") == "apply_patch" and isinstance(item.get("input"), str):
-                self.calls[item.get("call_id")] = ("apply_patch", {"command": item["input"]})
+                self.calls[string(item, "call_id")] = ("apply_patch", {"command": item["input"]})
             else:
                 self.replay.skip(f"unverified tool {str(item.get('name'))[:60]}")
         elif kind == "function_call_output":
             self._output(item, turn)
         elif kind == "custom_tool_call_output":
-            call = self.calls.pop(item.get("call_id"), None)
+            call = self.calls.pop(string(item, "call_id"), None)
             if call is not None:
-                self.replay.tool(call[0], call[1], item.get("output"), item.get("call_id"), turn)
+                self.replay.tool(call[0], call[1], item.get("output"), string(item, "call_id"), turn)
         elif kind not in _QUIET_RESPONSES:
             self.replay.skip(UNKNOWN_ITEM)
 
@@ -257,7 +258,7 @@ class _Rollout:
 
     def _message(self, item, turn):
         role = item.get("role")
-        texts = [c["text"] for c in item.get("content") or [] if isinstance(c, dict) and isinstance(c.get("text"), str)]
+        texts = [c["text"] for c in items(item, "content") if isinstance(c, dict) and isinstance(c.get("text"), str)]
         if role == "developer":
             for text in texts:
                 self.replay.om_text(text)
@@ -265,14 +266,14 @@ class _Rollout:
             self._continued(turn, texts[0])
 
     def _call(self, item):
-        name, namespace, call_id = item.get("name"), item.get("namespace"), item.get("call_id")
+        name, namespace, call_id = string(item, "name"), string(item, "namespace"), string(item, "call_id")
         if isinstance(namespace, str) and namespace.startswith("mcp__"):
             self.calls[call_id] = ("mcp", None)  # its result comes as an McpToolCall item or mcp_tool_call_end
             return
         if name not in ("exec_command", "write_stdin", "spawn_agent"):
             return self.replay.skip(f"unverified tool {str(name)[:60]}")
         try:
-            arguments = loads(item.get("arguments") or "", literal_numbers=True)
+            arguments = loads(string(item, "arguments") or "", literal_numbers=True)
         except InputError:
             arguments = None
         if not isinstance(arguments, dict):
@@ -287,7 +288,7 @@ class _Rollout:
             self.calls[call_id] = ("spawn_agent", arguments)
 
     def _output(self, item, turn):
-        call_id = item.get("call_id")
+        call_id = string(item, "call_id")
         call = self.calls.pop(call_id, None)
         if call is None or call[0] == "mcp":
             return None
@@ -337,5 +338,5 @@ def _only_text(content, kind):
 
 
 def _fragments(fragments):
-    texts = [f["text"] for f in fragments or [] if isinstance(f, dict) and isinstance(f.get("text"), str)]
+    texts = [f["text"] for f in fragments if isinstance(f, dict) and isinstance(f.get("text"), str)]
     return "".join(texts) if texts else None

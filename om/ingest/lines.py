@@ -46,6 +46,18 @@ def records(stream, skip, quiet=()):
             skip(BAD_LINE)
 
 
+def string(record, key):
+    """`record[key]` when it is a string, else None: a record's fields are whatever the file says."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def items(record, key):
+    """`record[key]` when it is a list, else an empty one."""
+    value = record.get(key)
+    return value if isinstance(value, list) else []
+
+
 def complete_lines(stream, skip):
     """Yield each complete line (bytes, newline included) of the binary `stream`, up to MAX_LINE bytes."""
     while True:
