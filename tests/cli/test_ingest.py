@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import run_om
+from conftest import ROOT, run_om
 from ingest_support import (
     CLIENT_OF,
     FIXTURES,
@@ -328,3 +328,63 @@ def test_a_transcript_marker_is_kept_per_file_in_the_ledger(store):
     keys = [k for k in meta(store, database(store, session)) if k.startswith("om_ingest:")]
     (path,) = (FIXTURES / folder / scenario).glob("*.jsonl")
     assert keys == [f"om_ingest:{os.path.realpath(path)}"]
+
+
+def test_the_mcp_tool_ingests_the_calling_sessions_own_transcript_only(store, tmp_path):
+    from mcp_client import McpServer
+
+    home = tmp_path / "codex-home"
+    for scenario in ("basic", "tools"):
+        shutil.copytree(FIXTURES / "codex-0.169.0" / scenario, home / "sessions" / scenario)
+    (basic,) = hook_sources("codex-0.169.0", "basic")
+    with McpServer(store=store, env={"CODEX_HOME": str(home)}) as srv:
+        srv.initialize()
+        dry = json.loads(srv.ok("ingest", session=basic, dry_run=True))
+        assert not os.path.exists(store)
+        report = json.loads(srv.ok("ingest", session=basic))
+        missing = srv.fail("ingest", session="somebody-else")
+    assert dry["captured"] == report["captured"] == 6 and dry["dry_run"] is True
+    assert [e["session"] for e in report["sessions"]] == [basic]
+    assert stored_ids(store) == hook_sources("codex-0.169.0", "basic")
+    assert missing.startswith("om: no transcript of session 'somebody-else' in ")
+    cli = run_om("--store", store, "--session", basic, "ingest", "--client", "codex", home / "sessions", "--json")
+    assert cli.json["captured"] == 0  # the session's transcript is unchanged: nothing to read again
+
+
+def test_a_claude_plugin_servers_store_finds_the_transcripts_of_its_own_configuration(tmp_path):
+    from mcp_client import McpServer
+
+    config = tmp_path / "claude-config"
+    shutil.copytree(FIXTURES / "claude-2.1.332" / "basic", config / "projects")
+    data = config / "plugins" / "data" / "om-observational-memory"
+    (session,) = hook_sources("claude-2.1.332", "basic")
+    env = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": str(tmp_path / "no-codex")}
+    with McpServer(store=data, env=env) as srv:
+        srv.initialize()
+        report = json.loads(srv.ok("ingest", session=session))
+    assert report["captured"] == 9 and stored_ids(data) == hook_sources("claude-2.1.332", "basic")
+
+
+def test_doctor_counts_the_turns_the_newest_transcripts_hold_and_prints_the_command_that_captures_them(store, tmp_path):
+    import shlex
+    import subprocess
+    import sys
+
+    home = tmp_path / "codex-home"
+    shutil.copytree(FIXTURES / "codex-0.169.0" / "basic", home / "sessions" / "2026" / "12" / "02")
+    env = {"CODEX_HOME": str(home), "CLAUDE_CONFIG_DIR": str(tmp_path / "no-claude")}
+    r = run_om("doctor", "--json", "--store", store, env=env)
+    (finding,) = [c for c in r.json["checks"] if c["check"] == "codex.transcripts"]
+    assert finding["status"] == "warn"
+    assert "1 of the 1 newest Codex session(s) hold 2 turn(s), 6 source(s)" in finding["finding"]
+    assert not os.path.exists(store)  # doctor's look is a dry run
+    argv = shlex.split(finding["fix"])
+    assert argv[argv.index("--store") + 1] == str(store) and argv[-3:] == ["ingest", "--client", "codex"]
+    full_env = dict(os.environ, **env, PYTHONPATH=str(ROOT))
+    fixed = subprocess.run([sys.executable if argv[0] == "python3" else argv[0], *argv[1:]], env=full_env,
+                           capture_output=True, text=True, timeout=120)
+    assert fixed.returncode == 0, fixed.stderr
+    assert stored_ids(store) == hook_sources("codex-0.169.0", "basic")
+    again = run_om("doctor", "--json", "--store", store, env=env)
+    (finding,) = [c for c in again.json["checks"] if c["check"] == "codex.transcripts"]
+    assert finding["status"] == "ok" and finding["fix"] == ""
