@@ -80,24 +80,30 @@ def tree_bytes(root):
     return out
 
 
-_IDS = re.compile(r"call_[0-9a-f]{16}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_IDS = re.compile(r"(?:call_|toolu_|msg_)[0-9a-f]{16,24}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def grow_rollout(src, dest, size):
-    """A rollout of at least `size` bytes at `dest`: `src`'s first line, then its turns again and again,
-    each time with fresh turn and call ids (real lines, new sources). Returns how many copies were written."""
+def grow_transcript(src, dest, size, session):
+    """A transcript of at least `size` bytes at `dest`: `src`'s first line, then the rest again and again,
+    each time with fresh turn, prompt, message and call ids (real lines, new sources; `session` kept).
+    Returns how many copies were written."""
     lines = Path(src).read_bytes().splitlines(True)
     head, body = lines[0], b"".join(lines[1:]).decode("utf-8")
-    session = json.loads(head)["payload"]["id"]
     old_ids = sorted(set(_IDS.findall(body)) - {session})
     copies, written = 0, len(head)
     with open(dest, "wb") as out:
         out.write(head)
         while written < size:
-            fresh = {old: ("call_" + uuid.uuid4().hex[:16] if old.startswith("call_") else str(uuid.uuid4()))
-                     for old in old_ids}
+            fresh = {old: _fresh_like(old) for old in old_ids}
             chunk = _IDS.sub(lambda match, fresh=fresh: fresh.get(match.group(), match.group()), body).encode("utf-8")
             out.write(chunk)
             written += len(chunk)
             copies += 1
     return copies
+
+
+def _fresh_like(old):
+    prefix, underscore, rest = old.partition("_")
+    if underscore:
+        return prefix + "_" + (uuid.uuid4().hex * 2)[: len(rest)]
+    return str(uuid.uuid4())

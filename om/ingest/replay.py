@@ -45,6 +45,7 @@ class Replay:
         self.last_prompt = ""
         self.reason = None
         self.cwd = None
+        self._read_commands = set()
 
     def skip(self, reason, count=1):
         self.skipped[reason] = self.skipped.get(reason, 0) + count
@@ -60,6 +61,9 @@ class Replay:
         from om.adapter.messages import advertised_commands
 
         for command in advertised_commands(text):
+            if command in self._read_commands:
+                continue  # every turn repeats the start context: read each command once
+            self._read_commands.add(command)
             try:
                 argv = shlex.split(command)
             except ValueError:

@@ -18,7 +18,7 @@ from ingest_support import (
     CLIENT_OF,
     FIXTURES,
     copy_scenario,
-    grow_rollout,
+    grow_transcript,
     hook_sources,
     meta,
     scenarios,
@@ -286,16 +286,16 @@ def test_a_killed_ingest_leaves_the_ledger_as_it_was_or_as_it_is_after(store, tm
     import signal
     import subprocess
 
-    from conftest import ROOT, RUNTIME_ARGV
+    from conftest import RUNTIME_ARGV
 
     src = transcript("codex-0.169.0", "basic", next(iter(hook_sources("codex-0.169.0", "basic"))))
     big = tmp_path / "rollouts" / src.name
     big.parent.mkdir()
-    copies = grow_rollout(src, big, 12 * 1024 * 1024)
+    (session,) = hook_sources("codex-0.169.0", "basic")
+    copies = grow_transcript(src, big, 12 * 1024 * 1024, session)
     total = 6 * copies
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     env["PYTHONPATH"] = str(ROOT)
-    (session,) = hook_sources("codex-0.169.0", "basic")
     t0 = time.perf_counter()
     full = subprocess.run([*RUNTIME_ARGV, "--store", str(tmp_path / "timing"), "ingest", "--client", "codex", str(big)],
                           env=env, capture_output=True, timeout=300)
