@@ -31,8 +31,7 @@ from om_runs import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from ingest_support import hook_sources, transcript  # noqa: E402
-from ingest_support import grow_transcript  # noqa: E402
+from ingest_support import grow_transcript, hook_sources, transcript  # noqa: E402
 
 SOURCES = {"codex": ("codex-0.169.0", "bigout"), "claude": ("claude-2.1.332", "basic")}
 
