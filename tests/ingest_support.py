@@ -69,15 +69,25 @@ def meta(store, session_db):
         conn.close()
 
 
-def tree_bytes(root):
-    """{relative path: bytes} of every file under `root` (to prove that nothing was written)."""
-    out = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, root)] = f.read()
-    return out
+def ingest(store, client, *args, env=None):
+    """`om --store STORE ingest --client CLIENT ARGS --json` as a subprocess: its report (it must succeed)."""
+    from conftest import run_om
+
+    r = run_om("--store", store, "ingest", "--client", client, *map(str, args), "--json", env=env)
+    assert r.returncode == 0, r
+    return r.json
+
+
+def assert_resumed_without_a_duplicate(store, session, fresh, ingest_into):
+    """A session ingested once, then resumed with the hooks running: its two turns (prompt, tool, reply)
+    are each there once, another ingest adds nothing, and a fresh store ingests to the same ids.
+    `ingest_into(store)` runs the client's ingest into a store."""
+    rows = stored(store)[session]
+    assert [kind for _, _, kind, _ in rows] == ["user", "tool", "assistant"] * 2
+    assert len({(kind, text) for _, _, kind, text in rows}) == 6
+    assert ingest_into(store)["captured"] == 0
+    ingest_into(fresh)
+    assert stored_ids(fresh) == stored_ids(store)
 
 
 _IDS = re.compile(r"(?:call_|toolu_|msg_)[0-9a-f]{16,24}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -91,7 +91,12 @@ class Ledger:
             if not create:
                 raise NotFound(f"om: no ledger for session {session!r} in store {store}")
             ensure_database_file(path)
-        ledger = cls(connect(path), store, session, path)
+        return cls.with_schema(connect(path), store, session, path)
+
+    @classmethod
+    def with_schema(cls, conn, store, session, path):
+        """The ledger on `conn`, its v1 tables created if missing (the connection is closed on failure)."""
+        ledger = cls(conn, store, session, path)
         try:
             ledger._ensure_schema()
         except BaseException:

@@ -235,13 +235,7 @@ def scratch(cls, path, session):
     """A new, empty scratch ledger of `session` in the file `path` (created; the caller removes it)."""
     from om.sqlite import scratch as connect_scratch
 
-    ledger = cls(connect_scratch(path), None, session, path)
-    try:
-        ledger._ensure_schema()
-    except BaseException:
-        ledger.close()
-        raise
-    return ledger
+    return cls.with_schema(connect_scratch(path), None, session, path)
 
 
 _INCOMING = "om_incoming"

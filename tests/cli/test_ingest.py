@@ -13,29 +13,23 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_om
+from conftest import ROOT, run_om, tree_bytes
 from ingest_support import (
     CLIENT_OF,
     FIXTURES,
     copy_scenario,
     grow_transcript,
     hook_sources,
+    ingest,
     meta,
     scenarios,
     stored,
     stored_ids,
     transcript,
-    tree_bytes,
 )
 from sqlite_probe import database
 
 WITH_HOOKS = [s for s in scenarios() if s[1] != "nohooks"]
-
-
-def ingest(store, client, *args):
-    r = run_om("--store", store, "ingest", "--client", client, *map(str, args), "--json")
-    assert r.returncode == 0, r
-    return r.json
 
 
 def entry_of(report, session):

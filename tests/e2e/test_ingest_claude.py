@@ -20,7 +20,8 @@ from claude_harness import (  # noqa: F401 (fixtures)
 )
 from claude_mock import say, shell, text_of, tool_call
 from conftest import run_om
-from ingest_support import stored, stored_ids
+from ingest_support import assert_resumed_without_a_duplicate, stored, stored_ids
+from ingest_support import ingest as ingest_into
 
 pytestmark = pytest.mark.e2e
 
@@ -83,10 +84,7 @@ def working_model(work, via=None):
 
 
 def ingest(store, home, *args):
-    r = run_om("--store", store, "ingest", "--client", "claude", *args, "--json",
-               env={"CLAUDE_CONFIG_DIR": str(home.config)})
-    assert r.returncode == 0, r
-    return r.json
+    return ingest_into(store, "claude", *args, env={"CLAUDE_CONFIG_DIR": str(home.config)})
 
 
 def test_a_session_with_failures_continuations_own_calls_a_pause_and_a_fork_ingests_to_exactly_the_hooks_ids(claude):
@@ -138,13 +136,8 @@ def test_a_session_run_without_the_plugin_is_ingested_then_resumed_with_hooks_wi
     home.setup()
     run = home.run("Second: now with the plugin", resume=session)
     assert run.returncode == 0, run
-    rows = stored(home.data_dir)[session]
-    assert [kind for _, _, kind, _ in rows] == ["user", "tool", "assistant"] * 2
-    assert len({(kind, text) for _, _, kind, text in rows}) == 6
-    assert ingest(home.data_dir, home)["captured"] == 0
-    fresh = home.base / "fresh-store"
-    ingest(fresh, home)
-    assert stored_ids(fresh) == stored_ids(home.data_dir)
+    assert_resumed_without_a_duplicate(home.data_dir, session, home.base / "fresh-store",
+                                       lambda store: ingest(store, home))
     listed = run_om("--store", home.data_dir, "sessions", "--json").json["sessions"]
     assert [(r["session"], r["cwd"]) for r in listed] == [(session, str(home.work))]
 

@@ -10,8 +10,8 @@ import pytest
 
 from agent_moves import json_in, marker_checkpoint
 from codex_harness import codex, codex_bin, marketplace, thread_id  # noqa: F401 (fixtures)
-from conftest import run_om
-from ingest_support import stored, stored_ids
+from ingest_support import assert_resumed_without_a_duplicate, stored, stored_ids
+from ingest_support import ingest as ingest_into
 from mock_model import say, shell, tool_call
 from test_codex_plugin import CHECKPOINT_ENV, ledger_command_in
 
@@ -62,10 +62,7 @@ def working_model(work):
 
 
 def ingest(store, home, *args):
-    r = run_om("--store", store, "ingest", "--client", "codex", *args, "--json",
-               env={"CODEX_HOME": str(home.home)})
-    assert r.returncode == 0, r
-    return r.json
+    return ingest_into(store, "codex", *args, env={"CODEX_HOME": str(home.home)})
 
 
 def test_a_session_with_continuations_own_calls_a_pause_and_a_fork_ingests_to_exactly_the_hooks_ids(codex):
@@ -116,13 +113,8 @@ def test_a_session_the_hooks_did_not_run_for_is_ingested_then_resumed_with_hooks
     home.trust_again(trust)
     rc, _, err = home.exec("Second turn, hooks trusted", resume=session)
     assert rc == 0, err[-2000:]
-    rows = stored(home.data_dir)[session]
-    assert [kind for _, _, kind, _ in rows] == ["user", "tool", "assistant"] * 2
-    assert len({(kind, text) for _, _, kind, text in rows}) == 6
-    assert ingest(home.data_dir, home)["captured"] == 0
-    fresh = home.base / "fresh-store"
-    ingest(fresh, home)
-    assert stored_ids(fresh) == stored_ids(home.data_dir)
+    assert_resumed_without_a_duplicate(home.data_dir, session, home.base / "fresh-store",
+                                       lambda store: ingest(store, home))
 
 
 def test_a_sub_agents_rollout_is_not_ingested_and_the_parents_is_exactly_the_hooks(codex):
