@@ -141,3 +141,32 @@ def test_a_sub_agents_rollout_is_not_ingested_and_the_parents_is_exactly_the_hoo
     assert stored_ids(fresh) == stored_ids(home.data_dir)
     assert list(stored_ids(fresh)) == [session]
     assert "echo child-marker" not in json.dumps(stored(fresh))
+
+
+def test_the_agents_own_pause_and_resume_calls_are_followed_as_the_hooks_follow_them(codex):
+    def script(request):
+        if request.is_compaction:
+            return say("Summary.")
+        prompt, after = turn_of(request)
+        starts = [m for m in request.messages("developer") if "Ledger command" in m]
+        command = ledger_command_in(starts[-1])
+        moves = {"Stop recording": [f"{command} pause", "echo while-paused"],
+                 "Record again": [f"{command} resume", "echo after-resume"]}
+        done = outputs_in(after)
+        steps = next(v for k, v in moves.items() if prompt.startswith(k))
+        return shell(steps[len(done)]) if len(done) < len(steps) else say(f"Done: {prompt[:12]}")
+
+    home = codex(script)
+    home.setup()
+    rc, events, err = home.exec("Stop recording, then print")
+    assert rc == 0, err[-2000:]
+    session = thread_id(events)
+    rc, _, err = home.exec("Record again, then print", resume=session)
+    assert rc == 0, err[-2000:]
+    texts = [text for _, _, _, text in stored(home.data_dir)[session]]
+    assert texts[0] == "Stop recording, then print" and "Done: Record again" in texts
+    assert not any("while-paused" in t or "Done: Stop rec" in t or t.startswith("Record again") for t in texts)
+    fresh = home.base / "fresh-store"
+    report = ingest(fresh, home)
+    assert stored_ids(fresh) == stored_ids(home.data_dir)
+    assert report["sessions"][0]["skipped"]["own ledger call"] == 2
