@@ -302,7 +302,7 @@ def _add_ingest(p):
     p.add_argument("--client", required=True, choices=list(CLIENTS), help="whose transcripts to read")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="transcript files or folders (default: the client's own transcript folder)")
-    p.add_argument("--project", help="only sessions of the project holding DIR")
+    p.add_argument("--project", metavar="DIR", help="only sessions of the project holding DIR")
     p.add_argument("--since", metavar="YYYY-MM-DD", help="only transcripts modified on or after that day")
     p.add_argument("--dry-run", action="store_true", help="report what would be captured; write nothing")
     p.add_argument("--json", action="store_true", help="print the report as one JSON document")
