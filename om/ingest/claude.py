@@ -40,8 +40,11 @@ _QUIET_ROWS = {"system", "queue-operation", "api-request", "api-request-blob", "
 _WRAPPERS = ("<command-name>", "<command-message>", "<local-command-", "<command-args>")
 
 #: The biggest rows a transcript holds, none of them evidence (om.ingest.lines: quiet markers).
-QUIET = (b'{"type":"api-request-blob"', b'{"type":"api-request-shape"', b'"attachment":{"type":"prompt_snapshot"',
-         b'"attachment":{"type":"skill_listing"', b'"attachment":{"type":"agent_listing_delta"')
+QUIET = (b'{"type":"api-request', b'{"type":"last-prompt"', b'{"type":"cost-state"', b'{"type":"tools-used"',
+         b'{"type":"atis-latch"', b'{"type":"mode"') + tuple(
+    b'"attachment":{"type":"%s"' % kind for kind in (
+        b"prompt_snapshot", b"skill_listing", b"agent_listing_delta", b"deferred_tools_delta", b"hook_success",
+        b"environment", b"model", b"auto_mode", b"session_context", b"date", b"remote_session_change"))
 
 UNKNOWN_ROW = "unknown row type"
 UNVERIFIED = "item of an unverified shape"

@@ -55,8 +55,9 @@ _QUIET_RESPONSES = {"reasoning", "web_search_call", "image_generation_call", "to
                     "tool_search_output", "local_shell_call"}
 
 #: The biggest lines a rollout holds, none of them evidence (om.ingest.lines: quiet markers).
-QUIET = (b'"item":{"type":"CommandExecution"', b'"type":"world_state"', b'"type":"token_usage_record"',
-         b'"payload":{"type":"token_count"')
+QUIET = (b'"item":{"type":"CommandExecution"', b'"item":{"type":"FileChange"', b'"type":"world_state"',
+         b'"type":"token_usage_record"', b'"payload":{"type":"token_count"', b'"payload":{"type":"reasoning"',
+         b'"payload":{"type":"thread_settings_applied"')
 
 UNKNOWN_LINE = "unknown line type"
 UNKNOWN_ITEM = "unknown item type"
