@@ -13,7 +13,27 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+
+def _unpacked():
+    """The fixture transcripts, unpacked once per test process into a private temporary folder.
+
+    They are kept gzipped (tests/fixtures/transcripts/transcripts.tar.gz) because every plugin
+    install copies the repository, tests included."""
+    import atexit
+    import tarfile
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="om-transcripts-"))
+    atexit.register(shutil.rmtree, folder, True)
+    with tarfile.open(Path(__file__).resolve().parent / "fixtures" / "transcripts" / "transcripts.tar.gz") as tar:
+        for member in tar.getmembers():
+            if not (member.isdir() or member.isfile()) or member.name.startswith(("/", "..")):
+                raise ValueError(f"unexpected member {member.name!r} in the fixture archive")
+        tar.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    return folder
+
+
+FIXTURES = _unpacked()
 CLIENT_OF = {"codex-0.146.0": "codex", "codex-0.169.0": "codex", "claude-2.1.332": "claude"}
 
 
