@@ -298,6 +298,24 @@ def _run_export(args):
     return Reply(text, notice=notice)
 
 
+def _add_ingest(p):
+    p.add_argument("--client", required=True, choices=list(CLIENTS), help="whose transcripts to read")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="transcript files or folders (default: the client's own transcript folder)")
+    p.add_argument("--project", metavar="DIR", help="only sessions of the project holding DIR")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only transcripts modified on or after that day")
+    p.add_argument("--dry-run", action="store_true", help="report what would be captured; write nothing")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON document")
+
+
+def _run_ingest(args):
+    from om.ingest import render, run
+
+    report = run(_store_path(args), args.client, args.paths, args.session, args.project, args.since, args.dry_run)
+    notices = [f"om: could not read {item['transcript']}: {item['error']}" for item in report["unreadable"]]
+    return Reply(_json_out(report) if args.json else render(report), notice=notices)
+
+
 def _add_doctor(p):
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
 
@@ -374,6 +392,8 @@ COMMANDS = (
             ((), {"project": None, "json": False, "remove": None, "yes": False})),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
             _add_export, _run_export),
+    Command("ingest", "capture what the hooks missed from a client's transcripts (Codex rollouts, Claude Code "
+            "transcripts), with the hooks' own source ids", _add_ingest, _run_ingest),
     Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "
             f"${STORE_ENV}, or the Codex plugin's data folder)", _add_doctor, _run_doctor, ((), {"json": False})),
     Command("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line; store: "

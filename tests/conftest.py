@@ -129,6 +129,17 @@ def run_om(*args, input=None, env=None, cwd=None, timeout=60):
     )
 
 
+def tree_bytes(root):
+    """{relative path: bytes} of every file under `root`: proof that nothing was written."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, root)] = f.read()
+    return found
+
+
 @pytest.fixture
 def store(tmp_path):
     return tmp_path / "store"

@@ -9,13 +9,16 @@ Invariants:
 - One module per area, run in this order: runtime (om.doctor.runtime), store
   (om.doctor.store), the Codex installation (om.codex.doctor: plugin, hooks,
   Codex's own trust verdict, sandbox), the MCP server (om.doctor.mcp), and the
-  capture receipts (om.doctor.capture), which are read in the light of the others.
+  capture receipts (om.doctor.capture), which are read in the light of the others,
+  then whether the clients' newest transcripts hold turns the ledgers lack
+  (om.doctor.ingest).
+- Which store a client's hooks write is `client_store`'s answer, and only its.
 """
 
 import os
 
-from om import STORE_ENV, __version__
-from om.doctor import capture, runtime
+from om import CLIENTS, STORE_ENV, __version__
+from om.doctor import capture, ingest, runtime
 from om.doctor import store as store_checks
 from om.doctor.findings import quote, worst
 from om.invocation import runtime_command
@@ -31,7 +34,7 @@ def diagnose(store=None):
     if not store:
         store, source = os.environ.get(STORE_ENV), STORE_ENV
     if not store:
-        store, source = codex.plugin_data_dir(codex.codex_home()), "Codex plugin data"
+        store, source = client_store("codex"), "Codex plugin data"
     store = os.path.realpath(os.path.abspath(os.path.expanduser(store)))
     home = codex.codex_home(store)
     checks = runtime.checks(store)
@@ -51,8 +54,22 @@ def diagnose(store=None):
 
     # Claude Code keeps its own store (its plugin data folder) unless one was named.
     checks += claude_checks(None if source == "Codex plugin data" else store, rerun=rerun)
+    checks += ingest.checks({client: client_store(client, store, source) for client in CLIENTS})
     return {"status": worst(checks), "version": __version__, "store": store, "store_from": source,
             "run_as": run_as, "rerun": rerun, "checks": checks}
+
+
+def client_store(client, store=None, source=None):
+    """The store `client`'s hooks write: the one doctor was pointed at, else the client's plugin data folder."""
+    if store and source in ("--store", STORE_ENV):
+        return store
+    if client == "claude":
+        from om.claude.doctor import plugin_data_dir
+
+        return plugin_data_dir()
+    from om.codex import doctor as codex
+
+    return codex.plugin_data_dir(codex.codex_home())
 
 
 def render(report):

@@ -91,7 +91,12 @@ class Ledger:
             if not create:
                 raise NotFound(f"om: no ledger for session {session!r} in store {store}")
             ensure_database_file(path)
-        ledger = cls(connect(path), store, session, path)
+        return cls.with_schema(connect(path), store, session, path)
+
+    @classmethod
+    def with_schema(cls, conn, store, session, path):
+        """The ledger on `conn`, its v1 tables created if missing (the connection is closed on failure)."""
+        ledger = cls(conn, store, session, path)
         try:
             ledger._ensure_schema()
         except BaseException:
@@ -175,6 +180,31 @@ class Ledger:
         from om.ledger import files
 
         files.copy_to(self, path, meta)
+
+    @classmethod
+    def scratch(cls, path, session):
+        """A new private scratch ledger of `session` in the file `path` (see om.ledger.files)."""
+        from om.ledger import files
+
+        return files.scratch(cls, path, session)
+
+    def attached(self, path):
+        """A context in which the scratch ledger at `path` is readable by `merge_sources`."""
+        from om.ledger import files
+
+        return files.Attached(self, path)
+
+    def merge_sources(self, path):
+        """Add the scratch ledger's sources this one lacks, inside `attached(path)` and a write transaction."""
+        from om.ledger import files
+
+        return files.merge_sources(self, path)
+
+    def missing_sources(self, path):
+        """({kind: count} the scratch ledger at `path` would add, count already held); never writes."""
+        from om.ledger import files
+
+        return files.missing_sources(self, path)
 
     def adopt(self, snapshot, meta, transient=()):
         """Replace this still empty ledger's history with `snapshot`'s, in one write transaction."""

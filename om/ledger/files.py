@@ -1,15 +1,21 @@
-"""A ledger as a database file: opened from its directory, checked, locked, copied, replaced.
+"""A ledger as a database file: opened from its directory, checked, locked, copied, replaced, merged.
 
-What `Ledger.open_directory`, `Ledger.snapshot_of`, `Ledger.copy_to` and
-`Ledger.adopt` do (they call these), with the doctor's integrity check and the
-lock that removing a session takes. Fork, import, listings, export and doctor
-use them; the hook path never loads this module.
+What `Ledger.open_directory`, `Ledger.snapshot_of`, `Ledger.copy_to`,
+`Ledger.adopt`, `Ledger.scratch`, `Ledger.merge_sources` and
+`Ledger.missing_sources` do (they call these), with the doctor's integrity
+check and the lock that removing a session takes. Fork, import, ingest,
+listings, export and doctor use them; the hook path never loads this module.
 
 Invariants:
 - Read-only opens go through SQLite's `mode=ro` and the same URI quoting as
   every other open (om.sqlite); nothing here writes a file it only reads.
 - A copy is checked to be the named session's version 1 ledger before anyone
   uses it; `adopt` replaces a ledger's history in one write transaction.
+- A scratch ledger (`scratch`) is a private file that collects sources
+  through the one capture path (`Ledger.capture`) before they reach a real
+  ledger; `merge_sources` adds the ones the ledger lacks, in the scratch's
+  order, in one write transaction of the caller's, so the merge commits whole
+  or not at all; `missing_sources` counts them without writing.
 """
 
 from om import ids
@@ -223,3 +229,70 @@ def adopt(ledger, snapshot, meta, transient=()):
             ledger.meta_set(key, value)
         for state in transient:
             ledger.clear_state(state)
+
+
+def scratch(cls, path, session):
+    """A new, empty scratch ledger of `session` in the file `path` (created; the caller removes it)."""
+    from om.sqlite import scratch as connect_scratch
+
+    return cls.with_schema(connect_scratch(path), None, session, path)
+
+
+_INCOMING = "om_incoming"
+#: The scratch's sources this ledger does not hold yet, oldest first.
+_MISSING = (f"FROM {_INCOMING}.sources AS s"
+            " WHERE NOT EXISTS (SELECT 1 FROM main.sources AS m WHERE m.id = s.id)")
+
+
+def missing_sources(ledger, path):
+    """({kind: count} of the scratch ledger's sources this ledger lacks, count of those it holds). Never writes."""
+    with Attached(ledger, path):
+        with ledger.reading():
+            return _missing(ledger.conn)
+
+
+def merge_sources(ledger, path):
+    """Add the scratch ledger's sources this ledger lacks, in their order; ({kind: added}, already held).
+
+    Runs inside the caller's write transaction (which may record more, such
+    as the project), so the whole merge commits or none of it does.
+    """
+    conn = ledger.conn
+    if not conn.in_transaction:
+        raise StoreError("om: merge_sources needs a write transaction")
+    # ATTACH is refused inside a transaction: the caller attaches first (`Attached`).
+    missing, held = _missing(conn)
+    ledger._write(
+        f"INSERT OR IGNORE INTO main.sources(id, body) SELECT s.id, s.body {_MISSING} ORDER BY s.seq", ()
+    )
+    return missing, held
+
+
+def _missing(conn):
+    kinds = dict(conn.execute(f"SELECT json_extract(s.body, '$.kind'), count(*) {_MISSING} GROUP BY 1"))
+    total = conn.execute(f"SELECT count(*) FROM {_INCOMING}.sources").fetchone()[0]
+    return kinds, total - sum(kinds.values())
+
+
+class Attached:
+    """The scratch ledger at `path` attached read-only to this ledger's connection as `om_incoming`."""
+
+    def __init__(self, ledger, path):
+        self.conn = ledger.conn
+        self.path = path
+
+    def __enter__(self):
+        from om.sqlite import uri
+
+        try:
+            self.conn.execute(f"ATTACH DATABASE ? AS {_INCOMING}", (uri(self.path, readonly=True),))
+        except sqlite3.Error as e:
+            raise StoreError(f"om: cannot read {self.path}: {e}") from None
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.conn.execute(f"DETACH DATABASE {_INCOMING}")
+        except sqlite3.Error:
+            pass
+

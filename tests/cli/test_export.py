@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from conftest import ROOT, run_om, run_read_only
+from conftest import ROOT, run_om, run_read_only, tree_bytes
 from export_sample import HOSTILE, build
 from inprocess import setup_om
 from mcp_client import McpServer
@@ -34,15 +34,7 @@ def arrange(store, *args, session="s1", input=None):
     return setup_om("--store", store, "--session", session, *args, input=input).json
 
 
-def ledger_bytes(store):
-    """Every file of the store with its bytes: proof that nothing was written."""
-    found = {}
-    for root, _, files in os.walk(store):
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, "rb") as f:
-                found[path] = f.read()
-    return found
+ledger_bytes = tree_bytes
 
 
 # -- json ---------------------------------------------------------------------------

@@ -330,11 +330,13 @@ class CodexHome:
         self.plugin_root = self.home / plugin_root
         return self
 
-    def exec(self, prompt, *args, env=None, timeout=120, interrupt_after=None, resume=None):
-        """Run one `codex exec` turn; return (returncode, --json events, stderr)."""
+    def exec(self, prompt, *args, env=None, timeout=120, interrupt_after=None, resume=None, fork=None):
+        """Run one `codex exec` turn (of a resumed or forked thread); return (returncode, --json events, stderr)."""
         cmd = [self.codex, "exec"]
         if resume:
             cmd += ["resume", resume]
+        if fork:
+            cmd += ["fork", fork]
         cmd += ["--skip-git-repo-check", "--json", *args, prompt]
         proc = subprocess.Popen(cmd, env=self.env(env), cwd=self.work, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -356,6 +358,21 @@ class CodexHome:
             except ValueError:
                 pass
         return proc.returncode, events, err
+
+    def untrust_hooks(self):
+        """Take the hook trust entries out of config.toml (as before the user's hook review); return them."""
+        kept, dropped, into = [], [], None
+        for line in (self.home / "config.toml").read_text().splitlines(True):
+            if line.startswith("["):
+                into = dropped if line.startswith("[hooks.state.") else kept
+            (into if into is not None else kept).append(line)
+        (self.home / "config.toml").write_text("".join(kept))
+        return "".join(dropped)
+
+    def trust_again(self, entries):
+        """Put back what untrust_hooks took out."""
+        with open(self.home / "config.toml", "a") as fh:
+            fh.write("\n" + entries)
 
     def sessions(self):
         """Session directories the plugin's hooks created in their store."""
