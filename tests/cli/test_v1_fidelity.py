@@ -110,6 +110,32 @@ def test_every_redacted_secret_becomes_v1s_marker_so_the_source_id_is_v1s(om, se
     assert sid == v1_id("s-", ["user", "k", stored])
 
 
+# The texts where om's versions of v1's patterns once differed from v1's, with what v1 stores.
+V1_REDACTION_EDGES = [
+    ("Bearer abc=def", f"{CREDENTIAL}def"),
+    ("xBearer abc123", "xBearer abc123"),
+    ("sk-abcdefghijklmnop-", f"{CREDENTIAL}-"),
+    ("see sk-abcdefghijklmnop_- now", f"see {CREDENTIAL}- now"),
+    ("-----BEGIN rsa PRIVATE KEY-----\nMIIEow\n-----END rsa PRIVATE KEY-----", CREDENTIAL),
+]
+
+
+@pytest.mark.parametrize("text,stored", V1_REDACTION_EDGES)
+@pytest.mark.parametrize("kind", ["user", "tool"])
+def test_each_edge_of_v1s_three_patterns_is_stored_as_v1_stores_it_under_v1s_id(om, text, stored, kind):
+    sid = capture(om, text, kind=kind)
+    assert sid == v1_id("s-", [kind, "k", stored])
+    assert om("recall", sid).json["sources"][0]["text"] == stored
+
+
+@pytest.mark.parametrize("text,stored", V1_REDACTION_EDGES)
+def test_each_edge_in_an_observation_gets_v1s_entry_id(om, text, stored):
+    sid = capture(om, "evidence")
+    receipt = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": text, "source_ids": [sid]}]})).json
+    assert receipt["observations"] == [v1_id("o-", [stored.strip(), [sid], "medium"])]
+
+
 def test_a_private_key_block_becomes_one_credential_marker(om):
     text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\nend"
     sid = capture(om, text)
