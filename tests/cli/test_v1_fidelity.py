@@ -179,12 +179,26 @@ def test_a_hook_event_over_4000000_bytes_fails_open_and_one_at_the_limit_is_capt
 # -- 5. importance "" --------------------------------------------------------------------------------------
 
 
-def test_an_empty_importance_is_invalid_and_rolls_back_the_whole_checkpoint(om):
+def test_an_empty_importance_is_medium_with_the_id_of_an_omitted_one(om):
+    sid = capture(om, "evidence")
+    receipt = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "Empty importance.", "importance": "", "source_ids": [sid]}]})).json
+    (oid,) = receipt["observations"]
+    assert oid == v1_id("o-", ["Empty importance.", [sid], "medium"])
+    assert om("recall", oid).json["entry"]["importance"] == "medium"
+    # Leaving it out names the same entry: nothing new.
+    again = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "Empty importance.", "source_ids": [sid]}]})).json
+    assert again["observations"] == [oid] and len(om("view", "--all").json) == 1
+
+
+@pytest.mark.parametrize("importance", [" ", "Medium", "none", "urgent"])
+def test_an_unknown_importance_is_invalid_and_rolls_back_the_whole_checkpoint(om, importance):
     sid = capture(om, "evidence")
     before = unchanged(om)
     r = om("apply", input=json.dumps({"through": 1, "observations": [
         {"text": "Fine.", "source_ids": [sid]},
-        {"text": "Empty importance.", "importance": "", "source_ids": [sid]}]}))
+        {"text": "Unknown importance.", "importance": importance, "source_ids": [sid]}]}))
     one_line_failure(r, 65)
     assert "observations[1] importance" in r.stderr
     assert unchanged(om) == before
