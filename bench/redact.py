@@ -67,23 +67,26 @@ def sized(unit, size):
     return (unit * (size // len(unit) + 1))[:size]
 
 
-def per_call(fn, text, budget=0.3):
-    """Median-of-5 seconds per call, each sample looping for ~budget/5 s."""
+def per_call(fns, text, budget=0.3, rounds=9):
+    """Median seconds per call of each of `fns` on `text`, their samples interleaved
+    round by round (each sample loops for about budget/rounds s) so machine noise hits
+    them alike."""
     n = 1
     while True:
         start = time.perf_counter()
         for _ in range(n):
-            fn(text)
-        if time.perf_counter() - start > budget / 5:
+            fns[0](text)
+        if time.perf_counter() - start > budget / rounds:
             break
         n *= 2
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn(text)
-        samples.append((time.perf_counter() - start) / n)
-    return sorted(samples)[2]
+    samples = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, out in zip(fns, samples):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn(text)
+            out.append((time.perf_counter() - start) / n)
+    return [sorted(out)[rounds // 2] for out in samples]
 
 
 def baseline(text):
@@ -144,12 +147,10 @@ def run(other, rev):
     for name, unit in CASES:
         for size in (2_000, 100_000):
             text = sized(unit, size)
-            r = per_call(redact, text)
-            b = per_call(baseline, text)
+            r, b, *o = per_call([redact, baseline] + ([other_redact] if other_redact else []), text)
             row = f"{name:<28}{size:>9}{r * 1e6:>12.1f}{b * 1e6:>12.1f}{r / b:>8.2f}"
-            if other_redact:
-                o = per_call(other_redact, text)
-                row += f"{o * 1e6:>16.1f}{r / o:>12.2f}"
+            if o:
+                row += f"{o[0] * 1e6:>16.1f}{r / o[0]:>12.2f}"
             print(row)
 
     trees = [("this tree", ROOT)] + ([(f"@{rev}", other)] if other else [])
