@@ -6,10 +6,12 @@ exit; a command that fails ends the benchmark with its stderr, since a number fo
 a failed run would mean nothing.
 """
 
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,9 +29,10 @@ def _env():
 
 
 def om(store, *args, session="bench", input=None):
-    """`om --store STORE --session SESSION ARGS`: (seconds, stdout bytes)."""
+    """`om --store STORE --session SESSION ARGS` (no --session when it is None): (seconds, stdout bytes)."""
+    scope = ("--session", session) if session is not None else ()
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", session, *args],
+    p = subprocess.run([sys.executable, "-m", "om", "--store", store, *scope, *args],
                        input=input, capture_output=True, env=_env())
     elapsed = time.perf_counter() - t
     if p.returncode != 0:
@@ -50,3 +53,14 @@ def hook(store, payload):
     if p.returncode != 0 or p.stderr:
         raise SystemExit(f"om hook failed: {p.stderr.decode()}")
     return elapsed, p.stdout.decode()
+
+
+def export_tree(rev, into):
+    """The plugin root of commit `rev` of this repository (where its `om` and `hooks` are), unpacked under `into`."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
+    if archive.returncode != 0:
+        raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into)
+    # The plugin root was plugin/ for a while (before and after, it is the repository root).
+    return os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "hooks")) else into

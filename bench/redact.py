@@ -14,16 +14,16 @@ time over REV's: below 1.00 is faster, above is a regression.
 import argparse
 import hashlib
 import importlib.util
-import io
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from om_runs import export_tree  # noqa: E402
 
 from om.redact import redact  # noqa: E402
 
@@ -103,17 +103,6 @@ def fresh(codes, rounds=25):
             subprocess.run([sys.executable, "-I", "-S", "-c", code], check=True)
             times[i].append(time.perf_counter() - start)
     return [sorted(t)[len(t) // 2] for t in times]
-
-
-def export_tree(rev, into):
-    """The root of commit `rev` of this repository (where its `om` package is), unpacked under `into`."""
-    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
-    if archive.returncode != 0:
-        raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(into)
-    # The plugin root was plugin/ for a while (before and after, it is the repository root).
-    return os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "om")) else into
 
 
 def load_redact(root):
