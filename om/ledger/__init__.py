@@ -52,6 +52,10 @@ TRUNCATE_KEEP = 12_000
 #: v1's marker between the head and the tail of a truncated source, byte for byte.
 TRUNCATE_MARKER = "\n[CAPTURE TRUNCATED]\n"
 PENDING_CHUNK_CHARS = 48_000
+#: Incremented (absent = 0) in the transaction of every command that rewrites
+#: existing rows of the v1 tables in place (forget, import), so derived data that
+#: caches row contents can tell it must be rebuilt.
+GENERATION_KEY = "om_generation"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -230,6 +234,10 @@ class Ledger:
 
     def cursor(self):
         return _int(self.meta_get("cursor"))
+
+    def generation(self):
+        """`om_generation`: how many times om rewrote this ledger's rows in place."""
+        return _int(self.meta_get(GENERATION_KEY))
 
     def is_paused(self):
         return self.meta_get("paused") == "1"

@@ -356,6 +356,7 @@ def test_import_keeps_the_destination_prompt_and_pause_but_clears_stop_and_remin
         "session": "new", "version": "1", "paused": "1", "prompt_id": "turn-9",
         "cursor": "2", "last_checkpoint_at": meta["last_checkpoint_at"],
         "forked_from": "s1", "forked_from_store": str(om.store.resolve()),
+        "om_generation": "1",  # the rows at the destination's seqs were rewritten
     }
 
 
