@@ -272,11 +272,38 @@ def _run_sessions(args):
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)
+    _confirm(f"om: remove {what} from {store} for good?", args.yes, "removing a session")
+    return _json(catalogue.remove_session(store, directory, args.remove))
+
+
+def _confirm(question, yes, what):
     from om.selfupdate.command import confirm
 
-    confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
-            "om: removing a session needs confirmation; rerun with -y")
-    return _json(catalogue.remove_session(store, directory, args.remove))
+    confirm(question, yes, sys.stdin, sys.stderr, f"om: {what} needs confirmation; rerun with -y")
+
+
+def _add_forget(p):
+    p.add_argument("--all-sessions", action="store_true", help="forget in every session of the store")
+    p.add_argument("--text", action="append", metavar="LITERAL", help="every occurrence of LITERAL (repeatable)")
+    p.add_argument("--source", action="append", metavar="ID", help="the whole text of source s-... (repeatable)")
+    p.add_argument("--entry", action="append", metavar="ID", help="the whole text of entry o-/r-... (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="list what would change (ids and counts), change nothing")
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
+
+def _run_forget(args):
+    from om import forget
+
+    if args.all_sessions == (args.session is not None):
+        raise UsageError("om: forget needs --session ID or --all-sessions (one of them)")
+    request = forget.request(args.text, args.source, args.entry)
+    plan = forget.prepare(_store_path(args), args.session, args.all_sessions, request)
+    if args.dry_run:
+        report = forget.dry_run(plan)
+    else:
+        _confirm(f"om: {plan.describe()}, for good?", args.yes, "forgetting")
+        report = forget.carry_out(plan)
+    return _json(report, notice=forget.notices(report))
 
 
 def _skipped(report):
@@ -372,6 +399,8 @@ COMMANDS = (
                                                       "all_sessions": False, "project": None})),
     Command("sessions", "list the store's sessions, most recent first, or remove one", _add_sessions, _run_sessions,
             ((), {"project": None, "json": False, "remove": None, "yes": False})),
+    Command("forget", "take text out of memory for good: literals, or sources and entries by id", _add_forget,
+            _run_forget),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
             _add_export, _run_export),
     Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "

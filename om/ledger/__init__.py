@@ -429,6 +429,32 @@ class Ledger:
 
         return checkpoints.apply(self, checkpoint)
 
+    # -- forgetting (om.ledger.forget) ------------------------------------------
+
+    def forget_plan(self, request):
+        """What `forget(request)` would change now (an om.ledger.forget.Request); reads only."""
+        from om.ledger import forget
+
+        return forget.plan(self, request)
+
+    def forget(self, request):
+        """Take the request's text out of this ledger's rows, in one transaction; what changed."""
+        from om.ledger import forget
+
+        return forget.forget(self, request)
+
+    def unknown_ids(self, ids):
+        """The ids among `ids` that name no source or entry here."""
+        from om.ledger import forget
+
+        return forget.missing(self, ids)
+
+    def compact(self):
+        """Rebuild the database file (VACUUM) so that no freed page or cell keeps old text."""
+        from om.ledger import forget
+
+        forget.compact(self)
+
 
 class AdapterState:
     """An adapter's declaration of the meta keys it keeps in a ledger.

@@ -11,7 +11,7 @@ Invariants:
   lock (refused while any other process holds a lock on it) the session
   directory is renamed aside in one step, then deleted. A removal killed after
   the rename leaves only a hidden `.om-removed-*` directory, which no listing
-  shows and the next removal deletes.
+  shows and the next removal (or forget) deletes.
 """
 
 import os
@@ -250,7 +250,6 @@ def describe(store, session):
 def remove_session(store, directory, session):
     """Remove one session directory for good; {"removed", "store", "directory"}."""
     import secrets
-    import shutil
 
     from om.ledger.files import ExclusiveLock
 
@@ -272,8 +271,14 @@ def remove_session(store, directory, session):
         if lock is not None:
             lock.__exit__(None, None, None)
     fsync_dir(store)
-    # Removed in one rename above; deleting the files is cleanup, leftovers included.
+    sweep_removed(store)
+    return {"removed": session, "store": store, "directory": directory}
+
+
+def sweep_removed(store):
+    """Delete what removals left: each was removed in one rename, so this is cleanup only."""
+    import shutil
+
     for name in os.listdir(store):
         if name.startswith(REMOVED_PREFIX):
             shutil.rmtree(os.path.join(store, name), ignore_errors=True)
-    return {"removed": session, "store": store, "directory": directory}
