@@ -1,4 +1,5 @@
-"""Secret redaction applied to text before it is hashed or stored.
+"""Secret redaction applied to text before it is hashed or stored, and the
+`<private>` spans of user prompts taken out before that (``strip_private``).
 
 Invariant: ``redact(text)`` is a pure, total function of ``text`` (it never
 raises on any ``str``, lone surrogates and NUL included), it is idempotent
@@ -81,6 +82,14 @@ Value heuristic (rules 6 and 7) - a value is treated as a secret when ALL hold:
   and ``MIIEvQIBADANBgkq`` are redacted; ``production``, ``prod-db-secret``,
   ``getAccessTokenValue`` and ``config.api_key`` are not.
 
+Private spans (``strip_private``, om's extension to v1, applied to user prompts
+only, before redaction): each ``<private>…</private>`` span, tags included and
+tags matched in any ASCII case, becomes ``PRIVATE_MARKER``; spans nest (the span
+ends where its own closing tag is); an opening tag never closed keeps everything
+after it out, and a closing tag never opened everything before it, so a span
+cut in two (a prompt trimmed to the capture limit) never leaks its other half.
+Text without a ``<`` costs one substring search.
+
 Cost: v1's rules are a few substring searches on text without their trigger
 words. For the additional rules, ``re`` is imported and the patterns compiled
 only when a plain substring precheck (``_triggered``) finds a trigger for
@@ -90,6 +99,9 @@ matters.
 """
 
 MARKER = "[REDACTED CREDENTIAL]"
+#: What a `<private>` span of a user prompt becomes (docs/forget.md).
+PRIVATE_MARKER = "[PRIVATE]"
+_OPEN, _CLOSE = "<private>", "</private>"
 
 _WS = "[\\t\\n\\f\\r ]"
 
@@ -357,6 +369,40 @@ def _additional(text, hits):
             else:
                 text = _sub(compiled, decide, text)
     return text
+
+
+def strip_private(text):
+    """``text`` with every ``<private>`` span replaced by ``PRIVATE_MARKER`` (see the module docstring)."""
+    if "<" not in text:
+        return text
+    lower = _ascii_lower(text)
+    if _OPEN not in lower and _CLOSE not in lower:
+        return text
+    parts, depth, last, pos = [], 0, 0, 0
+    while True:
+        opening, closing = lower.find(_OPEN, pos), lower.find(_CLOSE, pos)
+        if opening < 0 and closing < 0:
+            break
+        if closing < 0 or 0 <= opening < closing:
+            if depth == 0:
+                parts.append(text[last:opening])
+            depth += 1
+            pos = opening + len(_OPEN)
+            continue
+        pos = closing + len(_CLOSE)
+        if depth == 0:
+            parts = []  # a closing tag never opened: everything before it was private
+        else:
+            depth -= 1
+            if depth:
+                continue
+        parts.append(PRIVATE_MARKER)
+        last = pos
+    if depth:
+        parts.append(PRIVATE_MARKER)
+    else:
+        parts.append(text[last:])
+    return "".join(parts)
 
 
 def _ascii_lower(text):

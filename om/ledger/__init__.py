@@ -251,13 +251,19 @@ class Ledger:
     def capture(self, kind, text, key):
         """Record one source; return its id. A repeated (kind, key, text) is a no-op.
 
+        Every capture (hooks, `capture`, `ingest`) comes here: a user prompt loses
+        its `<private>` spans, then any text its secrets (om.redact), before the
+        id is hashed and the row written.
+
         The values must be ones om.schema.CAPTURE accepts: the CLI validates
         them before it opens a ledger, and an adapter builds them itself (its
         own kind, non-blank text cut to the limit). Not re-checked here, so the
         hook's path does not load the schema on every event.
         """
-        from om.redact import redact
+        from om.redact import redact, strip_private
 
+        if kind == "user":
+            text = strip_private(text)  # om's extension: a prompt's <private> spans are never stored
         text = redact(text)
         source_id = ids.source_id(kind, key, text)
         truncated = len(text) > TRUNCATE_OVER

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from om import redact as redaction
-from om.redact import MARKER, redact, v1_redact
+from om.redact import MARKER, redact, strip_private, v1_redact
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -143,3 +143,39 @@ def test_the_additional_rules_run_on_v1s_result_and_the_precheck_skips_none_that
     everything = {name for name, _source, _kind in redaction._RULES}
     assert redact(text) == redaction._additional(v1_reference(text), everything)
 
+
+
+# -- <private> spans of user prompts ------------------------------------------------------------
+
+tags = st.sampled_from(["<private>", "</private>", "<PRIVATE>", "</Private>", "<private", "private>", "<"])
+
+
+@settings(max_examples=400)
+@given(st.lists(st.one_of(tags, st.text(max_size=6)), max_size=20).map("".join))
+def test_stripping_private_spans_never_raises_and_is_idempotent(text):
+    once = strip_private(text)
+    assert strip_private(once) == once
+    assert "<private>" not in once.lower() and "</private>" not in once.lower()
+
+
+@settings(max_examples=400)
+@given(st.lists(st.tuples(st.sampled_from(["public", "private", "nested"]),
+                          st.text(alphabet="abc xyz\n.", max_size=8)), max_size=8),
+       st.booleans())
+def test_no_character_of_a_span_survives_and_every_public_piece_does_in_order(segments, left_open):
+    text, public = "", []
+    for how, piece in segments:
+        if how == "public":
+            text += piece
+            public.append(piece)
+        elif how == "private":
+            text += f"<private>SECRET{piece}</private>"
+        else:
+            text += f"<Private>SECRET<private>{piece}SECRET</private>{piece}SECRET</PRIVATE>"
+    if left_open:
+        text += "<private>SECRET tail"
+    out = strip_private(text)
+    assert "SECRET" not in out
+    at = 0
+    for piece in public:
+        at = out.index(piece, at) + len(piece)
