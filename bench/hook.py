@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-import om_runs
+from om_runs import export_commit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLUGIN = ROOT
@@ -93,8 +93,12 @@ def claude_hooks(plugin):
 
 def export_tree(rev, into):
     """The plugin root of commit `rev` of this repository, unpacked under `into`, and its Codex hooks."""
-    plugin = om_runs.export_tree(rev, into)
+    export_commit(rev, into)
+    # The plugin root was plugin/ for a while (before and after, it is the repository root).
+    plugin = os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "hooks")) else into
     return plugin, codex_hooks(plugin)
+
+
 
 
 def events(i):

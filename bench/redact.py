@@ -23,7 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from om_runs import export_tree  # noqa: E402
+from om_runs import export_commit  # noqa: E402
 
 from om.redact import redact  # noqa: E402
 
@@ -122,7 +122,11 @@ def main():
     parser.add_argument("--compare", metavar="REV", help="also time the redact of this commit, in the same run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        other = export_tree(args.compare, tmp) if args.compare else None
+        other = None
+        if args.compare:
+            export_commit(args.compare, tmp)
+            # The om package sat in plugin/ for a while (before and after, at the root).
+            other = os.path.join(tmp, "plugin") if os.path.isdir(os.path.join(tmp, "plugin", "om")) else tmp
         run(other, args.compare)
 
 
