@@ -95,13 +95,17 @@ def baseline(text):
 
 def fresh(codes, rounds=25):
     """Median wall seconds of a fresh `python -I -S -c code` per code, the
-    codes interleaved round by round so machine noise hits them alike."""
+    codes interleaved round by round so machine noise hits them alike. Their
+    bytecode goes to a cache of this run (-I ignores PYTHONPYCACHEPREFIX), never
+    into the trees."""
     times = [[] for _ in codes]
-    for _ in range(rounds):
-        for i, code in enumerate(codes):
-            start = time.perf_counter()
-            subprocess.run([sys.executable, "-I", "-S", "-c", code], check=True)
-            times[i].append(time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as cache:
+        argv = [sys.executable, "-I", "-S", "-X", f"pycache_prefix={cache}", "-c"]
+        for _ in range(rounds):
+            for i, code in enumerate(codes):
+                start = time.perf_counter()
+                subprocess.run([*argv, code], check=True)
+                times[i].append(time.perf_counter() - start)
     return [sorted(t)[len(t) // 2] for t in times]
 
 
