@@ -40,9 +40,11 @@ def export_commit(rev, into):
 
 
 def om(store, *args, session="bench", input=None, root=ROOT):
-    """`om --store STORE --session SESSION ARGS` of the tree at `root`: (seconds, stdout bytes)."""
+    """`om --store STORE --session SESSION ARGS` of the tree at `root` (no --session when it is
+    None): (seconds, stdout bytes)."""
+    scope = ("--session", session) if session is not None else ()
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "--session", session, *args],
+    p = subprocess.run([sys.executable, "-m", "om", "--store", store, *scope, *args],
                        input=input, capture_output=True, env=_env(root))
     elapsed = time.perf_counter() - t
     if p.returncode != 0:

@@ -258,25 +258,79 @@ def _add_sessions(p):
     p.add_argument("--project", help="only sessions of the project holding DIR")
     p.add_argument("--json", action="store_true", help="print the listing as one JSON document")
     p.add_argument("--remove", metavar="ID", help="delete session ID from the store for good")
-    p.add_argument("-y", "--yes", action="store_true", help="with --remove: do not ask for confirmation")
+    p.add_argument("--prune", action="store_true", help="delete the sessions inactive for --inactive-for DAYS")
+    p.add_argument("--inactive-for", metavar="DAYS", type=int, help="with --prune: days without activity")
+    p.add_argument("--dry-run", action="store_true", help="with --prune: list what would be deleted")
+    p.add_argument("-y", "--yes", action="store_true", help="with --remove or --prune: do not ask for confirmation")
 
 
 def _run_sessions(args):
     from om.sessions import catalogue
 
+    if args.prune:
+        return _prune(args)
+    if args.inactive_for is not None or args.dry_run:
+        raise UsageError("om: sessions: --inactive-for and --dry-run go with --prune")
     if args.remove is None:
         if args.yes:
-            raise UsageError("om: sessions: -y goes with --remove ID")
+            raise UsageError("om: sessions: -y goes with --remove ID or --prune")
         listing = catalogue.list_sessions(_store_path(args), args.project)
         return Reply(_json_out(listing) if args.json else catalogue.render_table(listing), notice=_skipped(listing))
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)
+    _confirm(f"om: remove {what} from {store} for good?", args.yes, "removing a session")
+    return _json(catalogue.remove_session(store, directory, args.remove))
+
+
+def _confirm(question, yes, what):
     from om.selfupdate.command import confirm
 
-    confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
-            "om: removing a session needs confirmation; rerun with -y")
-    return _json(catalogue.remove_session(store, directory, args.remove))
+    confirm(question, yes, sys.stdin, sys.stderr, f"om: {what} needs confirmation; rerun with -y")
+
+
+def _prune(args):
+    from om.sessions import catalogue
+
+    if args.remove is not None or args.json:
+        raise UsageError("om: sessions --prune takes no --remove or --json")
+    if args.inactive_for is None:
+        raise UsageError("om: sessions --prune needs --inactive-for DAYS")
+    store, cutoff, rows, skipped = catalogue.inactive(_store_path(args), args.inactive_for, args.project)
+    notice = _skipped({"skipped": skipped})
+    if args.dry_run or not rows:
+        return _json({"store": store, "before": cutoff, "dry_run": args.dry_run, "pruned": rows, "in_use": [],
+                      "active": [], "skipped": skipped}, notice=notice)
+    names = ", ".join(catalogue.printable(row["session"]) for row in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    _confirm(f"om: remove {len(rows)} session(s) inactive since before {cutoff} ({names}) from {store} for good?",
+             args.yes, "pruning sessions")
+    report = catalogue.prune(store, rows, cutoff)
+    notice += [f"om: kept {session}: in use by another process" for session in report["in_use"]]
+    return _json(dict(report, dry_run=False, skipped=skipped), notice=notice)
+
+
+def _add_forget(p):
+    p.add_argument("--all-sessions", action="store_true", help="forget in every session of the store")
+    p.add_argument("--text", action="append", metavar="LITERAL", help="every occurrence of LITERAL (repeatable)")
+    p.add_argument("--source", action="append", metavar="ID", help="the whole text of source s-... (repeatable)")
+    p.add_argument("--entry", action="append", metavar="ID", help="the whole text of entry o-/r-... (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="list what would change (ids and counts), change nothing")
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
+
+def _run_forget(args):
+    from om import forget
+
+    if args.all_sessions == (args.session is not None):
+        raise UsageError("om: forget needs --session ID or --all-sessions (one of them)")
+    request = forget.request(args.text, args.source, args.entry)
+    plan = forget.prepare(_store_path(args), args.session, args.all_sessions, request)
+    if args.dry_run:
+        report = forget.dry_run(plan)
+    else:
+        _confirm(f"om: {plan.describe()}, for good?", args.yes, "forgetting")
+        report = forget.carry_out(plan)
+    return _json(report, notice=forget.notices(report))
 
 
 def _skipped(report):
@@ -388,8 +442,12 @@ COMMANDS = (
     Command("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON",
             _add_search, _run_search, (("query+",), {"sources": False, "include_retired": False, "limit": 10,
                                                       "all_sessions": False, "project": None})),
-    Command("sessions", "list the store's sessions, most recent first, or remove one", _add_sessions, _run_sessions,
-            ((), {"project": None, "json": False, "remove": None, "yes": False})),
+    Command("sessions", "list the store's sessions, most recent first, or remove one or the inactive ones",
+            _add_sessions, _run_sessions,
+            ((), {"project": None, "json": False, "remove": None, "prune": False, "inactive_for": None,
+                  "dry_run": False, "yes": False})),
+    Command("forget", "take text out of memory for good: literals, or sources and entries by id", _add_forget,
+            _run_forget),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
             _add_export, _run_export),
     Command("ingest", "capture what the hooks missed from a client's transcripts (Codex rollouts, Claude Code "

@@ -20,7 +20,8 @@ Invariants:
   inside the checkpoint's transaction, after this validation.
 
 Null counts as absent for fields that may be absent (an omitted importance,
-array or reason); for fields that must be present it is a type error.
+array or reason); for fields that must be present it is a type error. An
+importance of `""` is the default too, as v1 stored it.
 """
 
 from om.errors import InputError
@@ -90,13 +91,14 @@ class String:
 
 
 class Choice:
-    """One of `values`; absent (None) means `default`, and `""` is not absent."""
+    """One of `values`. With a `default`, absent (None) and `""` mean it: v1's field
+    was omit-empty, so `""` was stored as the default (the same id as leaving it out)."""
 
     def __init__(self, values, default=None):
         self.values, self.default = values, default
 
     def check(self, value, where):
-        if value is None and self.default is not None:
+        if (value is None or value == "") and self.default is not None:
             return self.default
         if not isinstance(value, str):
             raise where.shape("a string", value)

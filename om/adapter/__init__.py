@@ -54,17 +54,15 @@ class Profile:
                       Claude Code `prompt_id`: one per user prompt, the same on
                       the turn's tool and Stop events)
     state_prefix      prefix of the adapter's own meta keys (`codex_`, `claude_`)
-    stop_turn_key     meta key remembering the turn that got a continuation
     shell_tools       tool names whose `tool_input` carries a shell command
     own_mcp_prefixes  tool-name prefixes of om's own MCP tools in this client
     mcp_note          why the MCP tools are preferred with this client
     """
 
-    def __init__(self, name, turn_field, state_prefix, stop_turn_key, shell_tools, own_mcp_prefixes, mcp_note):
+    def __init__(self, name, turn_field, state_prefix, shell_tools, own_mcp_prefixes, mcp_note):
         self.name = name
         self.turn_field = turn_field
         self.state_prefix = state_prefix
-        self.stop_turn_key = stop_turn_key
         self.shell_tools = shell_tools
         self.own_mcp_prefixes = own_mcp_prefixes
         self.mcp_note = mcp_note

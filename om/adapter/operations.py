@@ -3,11 +3,13 @@
 Invariants:
 - Capture keys come from the payload's own ids: a user prompt by the turn id the
   profile names; a tool result by `tool_use_id`, else the turn id; a final reply
-  by the turn id, else the `prompt_id` meta key (as v1 did).
-- Meta keys keep v1's meaning: `prompt_id` is the SOURCE ID of the last captured
-  user prompt, `stop_prompt` the EXACT TEXT of the last continuation, `stop_turn`
-  (Codex) the turn that got it, `notified_cursor` the cursor of the last
-  large-backlog reminder. Anything more lives under the profile's state prefix.
+  by the turn id, else the `prompt_id` meta key (as v1 did). A Stop with neither
+  does nothing.
+- Meta keys keep v1's meaning, for every client: `prompt_id` is the SOURCE ID of
+  the last captured user prompt, `stop_prompt` the EXACT TEXT of the last
+  continuation, `stop_turn` the key it was given on (the turn, else that
+  `prompt_id`), `notified_cursor` the cursor of the last large-backlog reminder.
+  Anything more lives under the profile's state prefix.
 - Nothing is captured and nothing requested while the session is paused, except
   that `[om:resume]` resumes and is then captured without its prefix; `[om:pause]`
   pauses before its prompt is stored. om's own continuation, should a client send
@@ -196,43 +198,36 @@ def _is_own_call(ledger, tool_input):
 def stop(profile, store, event):
     """Capture the final reply; maybe continue the turn once with a checkpoint request.
 
-    Once per turn: a turn with an id is remembered under the profile's
-    `stop_turn_key`; without one, the `prompt_id` the continuation followed is
-    remembered under `<prefix>stop_prompt_id`, so each captured prompt gets at
-    most one continuation.
+    The reply's key is the turn, else the last captured prompt's source id (as
+    v1 did); with neither there is nothing to key it by, and v1 did nothing at
+    all: no capture, no request. Once per key: the key a continuation was given
+    on is remembered in `stop_turn`, with v1's meaning, so a ledger handed over
+    mid-turn is not continued twice on the same turn or prompt.
     """
-    turn = profile.turn(event)
     continuing = event.get("stop_hook_active") is True
     ends_key = profile.state_prefix + "turn_ends"
-    prompt_key = profile.state_prefix + "stop_prompt_id"
     with _open(store, event) as ledger:
         with ledger.transaction():
             if ledger.is_paused():
                 return None
-            last_prompt = ledger.meta_get("prompt_id", "")
-            key = reply_key(turn, last_prompt)
-            if key is not None:
-                capture(ledger, "assistant", _string(event, "last_assistant_message"), key)
+            key = reply_key(profile.turn(event), ledger.meta_get("prompt_id", ""))
+            if key is None:
+                return None
+            capture(ledger, "assistant", _string(event, "last_assistant_message"), key)
             count, size, oldest, last = ledger.backlog()
             ends = turn_ends(ledger.meta_get(ends_key), ledger.cursor())
             if not continuing:
                 # This Stop completes the turn: remember how far the evidence reached.
                 ends.append(last)
             ledger.meta_set(ends_key, encode_turn_ends(ends))
-            if continuing or not count:
-                return None
-            if turn and ledger.meta_get(profile.stop_turn_key) == turn:
-                return None
-            if not turn and ledger.meta_get(prompt_key) == last_prompt:
+            if continuing or not count or ledger.meta_get("stop_turn") == key:
                 return None
             if not is_due(size, oldest, ends):
                 return None
             from om.adapter import messages
 
             reason = messages.checkpoint_request(profile, _command(ledger), count, size, ledger.session)
-            if turn:
-                ledger.meta_set(profile.stop_turn_key, turn)
-            ledger.meta_set(prompt_key, last_prompt)
+            ledger.meta_set("stop_turn", key)
             ledger.meta_set("stop_prompt", reason)
     return profile.continuation(reason)
 
@@ -284,8 +279,9 @@ def failure_response(error, is_interrupt):
 
 
 def reply_key(turn, last_prompt):
-    """The key of a final reply: the turn, else the source id of the last captured prompt (v1's rule)."""
-    return turn or last_prompt
+    """The key of a final reply: the turn, else the source id of the last captured prompt, else None
+    (v1's rule: with neither, a reply is not captured and nothing else happens)."""
+    return turn or last_prompt or None
 
 
 # -- prompt switches ---------------------------------------------------------

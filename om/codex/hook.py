@@ -29,7 +29,6 @@ PROFILE = _Codex(
     name="codex",
     turn_field="turn_id",
     state_prefix="codex_",
-    stop_turn_key="stop_turn",
     shell_tools=("Bash",),
     own_mcp_prefixes=(OWN_MCP_TOOLS,),
     mcp_note="Codex runs them outside the sandbox, so they work where the shell cannot write the store.",

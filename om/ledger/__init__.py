@@ -52,6 +52,10 @@ TRUNCATE_KEEP = 12_000
 #: v1's marker between the head and the tail of a truncated source, byte for byte.
 TRUNCATE_MARKER = "\n[CAPTURE TRUNCATED]\n"
 PENDING_CHUNK_CHARS = 48_000
+#: Incremented (absent = 0) in the transaction of every command that rewrites
+#: existing rows of the v1 tables in place (forget, import), so derived data that
+#: caches row contents can tell it must be rebuilt.
+GENERATION_KEY = "om_generation"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -261,6 +265,10 @@ class Ledger:
     def cursor(self):
         return _int(self.meta_get("cursor"))
 
+    def generation(self):
+        """`om_generation`: how many times om rewrote this ledger's rows in place."""
+        return _int(self.meta_get(GENERATION_KEY))
+
     def is_paused(self):
         return self.meta_get("paused") == "1"
 
@@ -273,13 +281,19 @@ class Ledger:
     def capture(self, kind, text, key):
         """Record one source; return its id. A repeated (kind, key, text) is a no-op.
 
+        Every capture (hooks, `capture`, `ingest`) comes here: a user prompt loses
+        its `<private>` spans, then any text its secrets (om.redact), before the
+        id is hashed and the row written.
+
         The values must be ones om.schema.CAPTURE accepts: the CLI validates
         them before it opens a ledger, and an adapter builds them itself (its
         own kind, non-blank text cut to the limit). Not re-checked here, so the
         hook's path does not load the schema on every event.
         """
-        from om.redact import redact
+        from om.redact import redact, strip_private
 
+        if kind == "user":
+            text = strip_private(text)  # om's extension: a prompt's <private> spans are never stored
         text = redact(text)
         source_id = ids.source_id(kind, key, text)
         truncated = len(text) > TRUNCATE_OVER
@@ -450,6 +464,32 @@ class Ledger:
         from om.ledger import checkpoint as checkpoints
 
         return checkpoints.apply(self, checkpoint)
+
+    # -- forgetting (om.ledger.forget) ------------------------------------------
+
+    def forget_plan(self, request):
+        """What `forget(request)` would change now (an om.ledger.forget.Request); reads only."""
+        from om.ledger import forget
+
+        return forget.plan(self, request)
+
+    def forget(self, request):
+        """Take the request's text out of this ledger's rows, in one transaction; what changed."""
+        from om.ledger import forget
+
+        return forget.forget(self, request)
+
+    def unknown_ids(self, ids):
+        """The ids among `ids` that name no source or entry here."""
+        from om.ledger import forget
+
+        return forget.missing(self, ids)
+
+    def compact(self):
+        """Rebuild the database file (VACUUM) so that no freed page or cell keeps old text."""
+        from om.ledger import forget
+
+        forget.compact(self)
 
 
 class AdapterState:

@@ -21,7 +21,7 @@ Invariants:
 from om import ids
 from om.errors import Conflict, InputError, StoreError
 from om.fastpath import basename, isfile, join
-from om.ledger import sqlite3
+from om.ledger import GENERATION_KEY, sqlite3
 from om.sqlite import Transaction, connect, memory, open_connection
 from om.store import DB_NAME, refuse_symlinks
 
@@ -193,7 +193,8 @@ def adopt(ledger, snapshot, meta, transient=()):
 
     Keeps this ledger's own sources after the adopted history, copies
     IMPORT_COPIES, sets `meta`, clears the adapter state declared in
-    `transient` (see `clear_state`) and drops every derived table.
+    `transient` (see `clear_state`), drops every derived table and increments
+    `om_generation`.
     """
     other = dict(snapshot.conn.execute("SELECT key, value FROM meta"))
     history = snapshot.conn.execute("SELECT seq, id, body FROM sources ORDER BY seq").fetchall()
@@ -229,6 +230,8 @@ def adopt(ledger, snapshot, meta, transient=()):
             ledger.meta_set(key, value)
         for state in transient:
             ledger.clear_state(state)
+        # The rows at the destination's seqs changed: tell derived data kept elsewhere.
+        ledger.meta_set(GENERATION_KEY, ledger.generation() + 1)
 
 
 def scratch(cls, path, session):
@@ -295,4 +298,3 @@ class Attached:
             self.conn.execute(f"DETACH DATABASE {_INCOMING}")
         except sqlite3.Error:
             pass
-

@@ -110,6 +110,32 @@ def test_every_redacted_secret_becomes_v1s_marker_so_the_source_id_is_v1s(om, se
     assert sid == v1_id("s-", ["user", "k", stored])
 
 
+# The texts where om's versions of v1's patterns once differed from v1's, with what v1 stores.
+V1_REDACTION_EDGES = [
+    ("Bearer abc=def", f"{CREDENTIAL}def"),
+    ("xBearer abc123", "xBearer abc123"),
+    ("sk-abcdefghijklmnop-", f"{CREDENTIAL}-"),
+    ("see sk-abcdefghijklmnop_- now", f"see {CREDENTIAL}- now"),
+    ("-----BEGIN rsa PRIVATE KEY-----\nMIIEow\n-----END rsa PRIVATE KEY-----", CREDENTIAL),
+]
+
+
+@pytest.mark.parametrize("text,stored", V1_REDACTION_EDGES)
+@pytest.mark.parametrize("kind", ["user", "tool"])
+def test_each_edge_of_v1s_three_patterns_is_stored_as_v1_stores_it_under_v1s_id(om, text, stored, kind):
+    sid = capture(om, text, kind=kind)
+    assert sid == v1_id("s-", [kind, "k", stored])
+    assert om("recall", sid).json["sources"][0]["text"] == stored
+
+
+@pytest.mark.parametrize("text,stored", V1_REDACTION_EDGES)
+def test_each_edge_in_an_observation_gets_v1s_entry_id(om, text, stored):
+    sid = capture(om, "evidence")
+    receipt = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": text, "source_ids": [sid]}]})).json
+    assert receipt["observations"] == [v1_id("o-", [stored.strip(), [sid], "medium"])]
+
+
 def test_a_private_key_block_becomes_one_credential_marker(om):
     text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\nend"
     sid = capture(om, text)
@@ -153,12 +179,26 @@ def test_a_hook_event_over_4000000_bytes_fails_open_and_one_at_the_limit_is_capt
 # -- 5. importance "" --------------------------------------------------------------------------------------
 
 
-def test_an_empty_importance_is_invalid_and_rolls_back_the_whole_checkpoint(om):
+def test_an_empty_importance_is_medium_with_the_id_of_an_omitted_one(om):
+    sid = capture(om, "evidence")
+    receipt = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "Empty importance.", "importance": "", "source_ids": [sid]}]})).json
+    (oid,) = receipt["observations"]
+    assert oid == v1_id("o-", ["Empty importance.", [sid], "medium"])
+    assert om("recall", oid).json["entry"]["importance"] == "medium"
+    # Leaving it out names the same entry: nothing new.
+    again = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "Empty importance.", "source_ids": [sid]}]})).json
+    assert again["observations"] == [oid] and len(om("view", "--all").json) == 1
+
+
+@pytest.mark.parametrize("importance", [" ", "Medium", "none", "urgent"])
+def test_an_unknown_importance_is_invalid_and_rolls_back_the_whole_checkpoint(om, importance):
     sid = capture(om, "evidence")
     before = unchanged(om)
     r = om("apply", input=json.dumps({"through": 1, "observations": [
         {"text": "Fine.", "source_ids": [sid]},
-        {"text": "Empty importance.", "importance": "", "source_ids": [sid]}]}))
+        {"text": "Unknown importance.", "importance": importance, "source_ids": [sid]}]}))
     one_line_failure(r, 65)
     assert "observations[1] importance" in r.stderr
     assert unchanged(om) == before

@@ -29,6 +29,7 @@ from claude_harness import (  # noqa: F401 (fixtures)
     session_in,
 )
 from claude_mock import say, shell, tool_call
+from raw_bytes import files_holding
 
 pytestmark = pytest.mark.e2e
 
@@ -450,3 +451,24 @@ def test_a_failed_tool_call_is_captured_as_evidence(claude):
     assert "failing-77" in tool and "broken-pipe-88" in tool and "3" in tool
     receipt = json.loads((home.data_dir / "receipts" / "claude" / "PostToolUseFailure.json").read_text())
     assert receipt["outcome"] == "ok" and receipt["runs"] == 1
+
+
+def test_a_private_span_never_reaches_the_ledger_and_forgotten_tool_output_leaves_no_byte(claude):
+    def script(request):
+        if not request.tool_results():
+            return shell("echo token-Kestrel-2207")
+        return say("Printed the token.")
+
+    home = claude(script)
+    home.setup()
+    run = home.run("Print the token with the shell <private>my pin is Heron-8812</private> and say so")
+    assert run.returncode == 0, run
+    session = run.session_id
+    captured = sources(home, session)
+    assert captured[0]["text"] == "Print the token with the shell [PRIVATE] and say so"
+    assert any("token-Kestrel-2207" in s["text"] for s in captured if s["kind"] == "tool")
+    assert files_holding(home.data_dir, "Heron-8812") == []
+
+    report = ledger(home.data_dir, session, "forget", "--text", "token-Kestrel-2207", "-y")
+    assert report["sessions"][0]["occurrences"] >= 1 and report["remaining"] == []
+    assert files_holding(home.data_dir, "token-Kestrel-2207") == []

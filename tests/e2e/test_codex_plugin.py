@@ -14,6 +14,7 @@ import pytest
 from agent_moves import json_in, marker_checkpoint
 from codex_harness import BWRAP, agent_messages, bwrap, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell
+from raw_bytes import files_holding
 
 pytestmark = pytest.mark.e2e
 
@@ -272,3 +273,24 @@ def test_a_broken_store_never_breaks_the_codex_turn(codex):
             assert not list(home.data_dir.glob("session-*")), how  # no ledger was written
         else:  # the file where the store should be is left as it was
             assert home.data_dir.read_text() == "not a directory", how
+
+
+def test_a_private_span_never_reaches_the_ledger_and_forgotten_tool_output_leaves_no_byte(codex):
+    def script(request):
+        if not request.tool_outputs():
+            return shell("echo token-Kestrel-2207")
+        return say("Printed the token.")
+
+    home = codex(script)
+    home.setup()
+    rc, events, err = home.exec("Print the token with the shell <private>my pin is Heron-8812</private> and say so")
+    assert rc == 0, err[-2000:]
+    session = thread_id(events)
+    captured = ledger(home, session, "pending")["sources"]
+    assert captured[0]["text"] == "Print the token with the shell [PRIVATE] and say so"
+    assert any("token-Kestrel-2207" in s["text"] for s in captured if s["kind"] == "tool")
+    assert files_holding(home.data_dir, "Heron-8812") == []
+
+    report = ledger(home, session, "forget", "--text", "token-Kestrel-2207", "-y")
+    assert report["sessions"][0]["occurrences"] >= 1 and report["remaining"] == []
+    assert files_holding(home.data_dir, "token-Kestrel-2207") == []
