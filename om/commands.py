@@ -310,23 +310,40 @@ def _run_doctor(args):
     return Reply(text, 1 if report["status"] == "fail" else 0)
 
 
+def _add_mcp(p):
+    p.add_argument("--client", choices=list(CLIENTS), help="the client that starts this server (with --plugin-data)")
+    _add_plugin_data(p)
+
+
 def _run_mcp(args):
     from om.mcp import serve
 
+    if args.plugin_data is not None and args.store is not None:
+        raise UsageError("om: mcp takes --store or --plugin-data, not both")
     # The server owns stdout (protocol only) until end of input.
-    serve(args.store, sys.stdin.buffer, sys.stdout.buffer)
+    serve(args.store, sys.stdin.buffer, sys.stdout.buffer, client=args.client, plugin_data=args.plugin_data)
     return Reply()
 
 
 def _add_hook(p):
     p.add_argument("--client", required=True, choices=list(CLIENTS))
+    _add_plugin_data(p)
+
+
+def _add_plugin_data(p):
+    p.add_argument("--plugin-data", metavar="DIR",
+                   help="the data folder the client gives the om plugin: the store is then the client's own "
+                        "(CODEX_HOME/om, CLAUDE_CONFIG_DIR/om), moved there from DIR once")
 
 
 def _run_hook(args):
-    from om.adapter import client_hook
+    from om.adapter import run_client_hook
 
+    if args.plugin_data is not None and args.store is not None:
+        raise UsageError("om: hook takes --store or --plugin-data, not both")
+    store = None if args.plugin_data is not None else _store_path(args)
     # The hook owns its own output and never raises past this point.
-    return Reply(client_hook(args.client).run_hook(_store_path(args), sys.stdin.buffer, sys.stderr))
+    return Reply(run_client_hook(args.client, sys.stdin.buffer, sys.stderr, store, args.plugin_data))
 
 
 def _add_self(s):
@@ -377,7 +394,8 @@ COMMANDS = (
     Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "
             f"${STORE_ENV}, or the Codex plugin's data folder)", _add_doctor, _run_doctor, ((), {"json": False})),
     Command("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line; store: "
-            f"--store, ${STORE_ENV}, else the Codex plugin data folder)", None, _run_mcp),
+            f"--store, the client's store for --plugin-data, ${STORE_ENV}, else the store of the installed "
+            "plugin it runs from)", _add_mcp, _run_mcp, ((), {"client": None, "plugin_data": None})),
     Command("hook", "handle one client hook event on stdin (fails open)", _add_hook, _run_hook),
     Command("self", "update, switch channel, roll back or install this standalone om", _add_self, _run_self),
 )

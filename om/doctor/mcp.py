@@ -22,13 +22,15 @@ def mcp_check(root, install):
                 install,
             )
         root, where = own, "this runtime's plugin tree"
-    from om.mcp.location import plugin_data_dir
+    from om.location import store_for_plugin_data
+    from om.mcp.location import plugin_root_of
     from om.mcp.probe import probe
 
     result = probe(root)
     finding = f"{result['finding']} ({where} {root})"
     if result["status"] == "ok":
-        serves = plugin_data_dir(result["cwd"]) if result["cwd"] else None
+        installed = plugin_root_of(result["cwd"]) if result["cwd"] else None
+        serves = store_for_plugin_data("codex", installed[1]) if installed else None
         finding += f"; it serves {serves}" if serves else "; it finds no plugin data folder (pass --store)"
     return check("codex.mcp", result["status"], finding, result["fix"])
 

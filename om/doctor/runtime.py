@@ -30,13 +30,16 @@ def version_check():
 
 
 def _kind():
-    from om.mcp.location import plugin_data_dir
+    from om.location import display_name
+    from om.mcp.location import client_of_home, plugin_root_of
     from om.selfupdate.locations import runtime_root
     from om.selfupdate.ownership import managed_marker
 
     root = runtime_root()
-    if plugin_data_dir(root):
-        return f"plugin-managed: the Codex plugin's copy in {root} (update the plugin to update it)"
+    installed = plugin_root_of(root)
+    if installed:
+        client = display_name(client_of_home(installed[0]))
+        return f"plugin-managed: the {client} plugin's copy in {root} (update the plugin to update it)"
     if _in_git_checkout(root):
         # The checkout carries the plugin's managed marker, but nothing installed it: git updates it.
         return f"a source checkout in {root} (update it with git pull)"

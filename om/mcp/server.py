@@ -208,18 +208,18 @@ def _read_line(stream):
             return b"", True
 
 
-def resolve(store_arg):
+def resolve(store_arg, client=None, plugin_data=None):
     """The store to serve: a path, or the OmError every tool call will report."""
     from om.errors import UsageError
     from om.mcp.location import find_store
 
-    store, how = find_store(store_arg)
+    store, how = find_store(store_arg, client=client, plugin_data=plugin_data)
     if store is None:
         return UsageError(how)
     return store
 
 
-def serve(store_arg, stdin, stdout, stderr=None):
+def serve(store_arg, stdin, stdout, stderr=None, client=None, plugin_data=None):
     """Serve MCP on binary streams until end of input; return the exit status (0)."""
     stderr = stderr if stderr is not None else sys.stderr
 
@@ -230,7 +230,7 @@ def serve(store_arg, stdin, stdout, stderr=None):
         except Exception:
             pass
 
-    store = resolve(store_arg)
+    store = resolve(store_arg, client, plugin_data)
     if isinstance(store, OmError):
         log(str(store))
     server = Server(store, log)
