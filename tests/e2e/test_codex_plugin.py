@@ -78,14 +78,14 @@ def skill_description():
 
 def ledger(home, session, *args, input=None):
     """Parsed JSON output of a successful ledger command."""
-    result = om(home.data_dir, session, *args, input=input)
+    result = om(home.store, session, *args, input=input)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
 def workspace_write(home, writable_store):
     """The sandbox a careful user runs: only the workspace, plus the store when granted."""
-    roots = json.dumps([str(home.data_dir)] if writable_store else [])
+    roots = json.dumps([str(home.store)] if writable_store else [])
     return ("\n[sandbox_workspace_write]\n"
             f"writable_roots = {roots}\n"
             "exclude_slash_tmp = true\n"
@@ -233,20 +233,21 @@ def test_an_interrupted_turn_leaves_its_evidence_pending_for_the_next_session(co
 
 
 BREAKAGES = {
-    "the store path is a regular file": lambda data: data.write_text("not a directory"),
-    "the remembered interpreter exits 2": lambda data: (
-        data.mkdir(parents=True),
-        (data / "fake-python").write_text(f"#!/bin/sh\necho ran >> '{data}/fake-python.log'\n"
-                                          "echo 'cannot open file' >&2\nexit 2\n"),
-        (data / "fake-python").chmod(0o755),
-        (data / ".om-python").write_text(f"{data / 'fake-python'}\n"),
+    "the plugin data folder is a regular file": lambda home: home.data_dir.write_text("not a directory"),
+    "the store is a regular file": lambda home: home.store.write_text("not a directory"),
+    "the remembered interpreter exits 2": lambda home: (
+        home.data_dir.mkdir(parents=True),
+        (home.data_dir / "fake-python").write_text(f"#!/bin/sh\necho ran >> '{home.data_dir}/fake-python.log'\n"
+                                                   "echo 'cannot open file' >&2\nexit 2\n"),
+        (home.data_dir / "fake-python").chmod(0o755),
+        (home.data_dir / ".om-python").write_text(f"{home.data_dir / 'fake-python'}\n"),
     ),
 }
 
 
 def _break_store(home, how):
     home.data_dir.parent.mkdir(parents=True, exist_ok=True)
-    BREAKAGES[how](home.data_dir)
+    BREAKAGES[how](home)
 
 
 def test_a_broken_store_never_breaks_the_codex_turn(codex):
@@ -267,8 +268,8 @@ def test_a_broken_store_never_breaks_the_codex_turn(codex):
         assert "Print still-working with the shell" in requests[0].raw, how
         assert "still-working" in json.dumps(requests[1].tool_outputs()), how
         assert not any(HOOK_PROMPT in r.raw for r in requests), how
-        if home.data_dir.is_dir():  # the hooks did run, and their exit 2 blocked nothing
+        assert not home.sessions(), how  # no ledger was written anywhere
+        if how == "the remembered interpreter exits 2":  # the hooks did run, and their exit 2 blocked nothing
             assert len((home.data_dir / "fake-python.log").read_text().split()) >= 4, how
-            assert not list(home.data_dir.glob("session-*")), how  # no ledger was written
-        else:  # the file where the store should be is left as it was
-            assert home.data_dir.read_text() == "not a directory", how
+        else:  # the file where a folder should be is left as it was
+            assert (home.store if "store" in how else home.data_dir).read_text() == "not a directory", how

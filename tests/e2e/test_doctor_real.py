@@ -29,10 +29,10 @@ def test_after_one_real_codex_turn_doctor_reports_plugin_hooks_capture_and_mcp_o
     for name in ("codex.plugin", "codex.hooks", "codex.trust", "codex.sandbox", "codex.mcp", "store.exists",
                  "store.integrity", "capture.Interrupt") + CAPTURED:
         assert status[name]["status"] == "ok", status[name]
-    assert report["store"] == str(home.data_dir)
+    assert report["store"] == str(home.store)
     assert "reports all 5 om hooks trusted and enabled" in status["codex.trust"]["finding"]
     assert f"lists {len(listing())} tools" in status["codex.mcp"]["finding"]
-    assert str(home.data_dir) in status["codex.mcp"]["finding"]
+    assert str(home.store) in status["codex.mcp"]["finding"]
     assert " ok in " in status["capture.Stop"]["finding"]
     assert "plugin-managed: the Codex plugin's copy in " in status["runtime.version"]["finding"]
     assert "update channel stable" in status["runtime.version"]["finding"]
@@ -49,7 +49,7 @@ def test_a_plugin_update_with_changed_files_makes_doctor_fail_and_a_same_files_r
     def update_twice(home):
         home.install_plugin()  # the same files again: Codex keeps the trust
         seen["unchanged"] = doctor_run.doctor(home)[0]
-        receipts = sorted((home.data_dir / "receipts").glob("*.json"))
+        receipts = sorted((home.store / "receipts").glob("*.json"))
         skill = next(source.rglob("SKILL.md"))
         skill.write_text(skill.read_text() + "\nOne more line.\n")
         home.install_plugin()  # changed files: Codex now reports every om hook modified
