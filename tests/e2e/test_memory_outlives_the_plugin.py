@@ -7,6 +7,7 @@ the data folder is moved there by the first hook, and so survives the next unins
 """
 
 import json
+import stat
 
 import pytest
 
@@ -55,11 +56,14 @@ def test_claude_code_uninstall_and_reinstall_keep_every_session_and_the_old_stor
     home = claude(claude_model)
     home.setup()
     earlier_versions_store(home.data_dir)
+    home.data_dir.chmod(0o755)  # as Claude Code makes it
     first = home.run("Print the marker")
     assert first.returncode == 0, first
     session = first.session_id
     assert memory(home.store, "old-session") == [OLD_NOTE]  # moved by the first hook
     assert "Print the marker" in texts(home.store, session)
+    # om keeps both folders it stores in private.
+    assert stat.S_IMODE(home.data_dir.stat().st_mode) == stat.S_IMODE(home.store.stat().st_mode) == 0o700
 
     home.cli("plugin", "uninstall", PLUGIN_ID)
     assert home.installed() is None and not home.data_dir.exists()  # Claude Code deleted its data folder
