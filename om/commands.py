@@ -96,13 +96,31 @@ def _open(args):
     return Ledger.open(_store_path(args), _session(args))
 
 
+def _read(args):
+    """The session's ledger for a reading command: nothing is created when there is none (Ledger.read)."""
+    from om.ledger import Ledger
+
+    return Ledger.read(_store_path(args), _session(args))
+
+
 def _never_captured(ledger):
     """The notice for a session id under which this store holds no evidence, else None."""
+    if ledger.absent:
+        return _absent(ledger)
     if ledger.has_sources():
         return None
     from om.render import never_captured_notice
 
     return never_captured_notice(ledger.session, ledger.store)
+
+
+def _absent(ledger):
+    """The notice of a reading command that found no ledger (and created none), else None."""
+    if not ledger.absent:
+        return None
+    from om.render import no_ledger_notice
+
+    return no_ledger_notice(ledger.session, ledger.store, os.path.isdir(ledger.store))
 
 
 # -- the commands: one `_add_<verb>` (its arguments) and one `_run_<verb>` each -------
@@ -142,8 +160,8 @@ def _run_capture(args):
 
 
 def _run_pending(args):
-    with _open(args) as ledger:
-        return _json(ledger.pending())
+    with _read(args) as ledger:
+        return _json(ledger.pending(), notice=_absent(ledger))
 
 
 def _run_apply(args):
@@ -155,14 +173,14 @@ def _run_apply(args):
 
 
 def _run_status(args):
-    with _open(args) as ledger:
-        return _json(ledger.status())
+    with _read(args) as ledger:
+        return _json(ledger.status(), notice=_absent(ledger))
 
 
 def _run_prime(args):
     from om.views import prime_text
 
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         return Reply(prime_text(ledger), notice=_never_captured(ledger))
 
 
@@ -171,7 +189,7 @@ def _add_view(p):
 
 
 def _run_view(args):
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         if args.all:
             return _json(ledger.entries(), notice=_never_captured(ledger))
         from om.views import view_text
@@ -184,7 +202,7 @@ def _add_recall(p):
 
 
 def _run_recall(args):
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         try:
             return _json(ledger.recall(args.id))
         except NotFound as e:
@@ -239,7 +257,7 @@ def _run_search(args):
         return _search_all(args)
     from om.search import search
 
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         result = search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
         return _json(result, notice=_never_captured(ledger))
 

@@ -308,7 +308,9 @@ def call(store, name, arguments):
         return _search_all_tool(store, query, options)
     from om.ledger import Ledger
 
-    with Ledger.open(store, session) as ledger:
+    # The reading tools create nothing for a session the store has no ledger of, as the CLI's.
+    opening = Ledger.open if name in ("apply", "pause", "resume") else Ledger.read
+    with opening(store, session) as ledger:
         if name == "apply":
             return dumps(ledger.apply(checkpoint))
         if name == "pending":

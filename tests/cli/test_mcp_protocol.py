@@ -486,3 +486,19 @@ def test_a_folder_that_only_looks_like_a_plugin_cache_never_picks_a_store(tmp_pa
         srv.initialize()
         assert srv.fail("status", session=SESSION).startswith("om: no store:")
     assert not (home / "plugins" / "data").exists()
+
+
+def test_the_reading_tools_on_a_session_the_store_has_no_ledger_of_create_nothing(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    with McpServer(store=store) as srv:
+        srv.initialize()
+        status = json.loads(srv.ok("status", session="miscopied-id"))
+        assert status["through"] == 0 and status["pending_sources"] == 0
+        assert json.loads(srv.ok("pending", session="miscopied-id")) == {"through": 0, "sources": []}
+        assert json.loads(srv.ok("view_all", session="miscopied-id")) == []
+        for tool in ("prime", "view"):
+            srv.ok(tool, session="miscopied-id")
+        srv.ok("search", session="miscopied-id", query="anything")
+        assert "no entry" in srv.fail("recall", session="miscopied-id", id="o-123")
+    assert list(store.iterdir()) == []
