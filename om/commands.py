@@ -422,6 +422,8 @@ COMMANDS = (
 # -- parsing ------------------------------------------------------------------------
 
 _SCOPE = {"--store": "store", "--session": "session"}
+#: Commands whose stderr is not the CLI's to add to (the hook's and the server's own).
+_OWN_OUTPUT = ("hook", "mcp")
 _BY_NAME = {command.name: command for command in COMMANDS}
 
 
@@ -598,11 +600,23 @@ def merge_scope(args):
 
 
 def dispatch(args):
-    """Run the command `args` names: its handler's Reply."""
+    """Run the command `args` names: its handler's Reply, which also says when the command made a new store."""
     command = _BY_NAME.get(args.command)
     if command is None:
         raise UsageError("om: a command is required (see om --help)")
-    return command.run(args)
+    given = args.store if args.store is not None else os.environ.get(STORE_ENV)
+    if not given or command.name in _OWN_OUTPUT:
+        return command.run(args)
+    from om.store import canonical_store
+
+    store = canonical_store(given)
+    existed = os.path.lexists(store)
+    reply = command.run(args)
+    if not existed and os.path.isdir(store):
+        # A store nobody meant, often: a relative --store run from another directory.
+        where = "" if os.path.isabs(os.path.expanduser(given)) else f" (--store {given} from {os.getcwd()})"
+        reply.notices += (f"om: created a new store {store}{where}",)
+    return reply
 
 
 def run(argv):
