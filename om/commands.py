@@ -64,8 +64,28 @@ class Command:
 def _store_path(args):
     store = args.store if args.store is not None else os.environ.get(STORE_ENV)
     if not store:
-        raise UsageError(f"om: --store is required (or set {STORE_ENV})")
+        raise UsageError(f"om: --store is required (or set {STORE_ENV}=DIR); " + _stores_here())
     return store
+
+
+def _stores_here():
+    """The stores of this user's clients that exist, each as the exact argument (there is no implicit store)."""
+    from om.fastpath import shell_quote
+    from om.location import CLIENTS, client_store, display_name, has_sessions, plugin_data_dir
+
+    found, missing = [], []
+    for client in CLIENTS:
+        store, data = client_store(client), plugin_data_dir(client)
+        if os.path.isdir(store):
+            found.append(f"--store {shell_quote(store)} ({display_name(client)})")
+        elif has_sessions(data):
+            found.append(f"--store {shell_quote(data)} ({display_name(client)}, where an earlier version kept it;"
+                         " its next hook moves it)")
+        else:
+            missing.append(f"{display_name(client)}'s would be {store}")
+    if found:
+        return "the stores here: " + ", ".join(found)
+    return "no client store exists yet (" + "; ".join(missing) + ")"
 
 
 def _session(args):
