@@ -429,8 +429,9 @@ COMMANDS = (
             ((), {"project": None, "json": False, "remove": None, "yes": False})),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
             _add_export, _run_export),
-    Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "
-            f"${STORE_ENV}, or the Codex plugin's data folder)", _add_doctor, _run_doctor, ((), {"json": False})),
+    Command("doctor", "check the runtime, the stores, and each client om is set up in (Codex, Claude Code): "
+            f"plugin, hooks, MCP server, capture (also checks --store or ${STORE_ENV})", _add_doctor, _run_doctor,
+            ((), {"json": False})),
     Command("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line; store: "
             f"--store, the client's store for --plugin-data, ${STORE_ENV}, else the store of the installed "
             "plugin it runs from)", _add_mcp, _run_mcp, ((), {"client": None, "plugin_data": None})),

@@ -68,8 +68,9 @@ class Server:
     fails), never for initialize or tools/list: finding a client's store may create or
     move it (om.location), which listing the tools must not do."""
 
-    def __init__(self, store, log):
+    def __init__(self, store, log, given=None):
         self.store = store
+        self.given = given  # the --store the server was started with: doctor's store too
         self.log = log
         self.version = None
         self.client = None
@@ -180,8 +181,8 @@ class Server:
         if not isinstance(name, str):
             raise _RpcError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
         try:
-            # doctor reports on the installation as it is: it never makes the store appear.
-            store = None if name == "doctor" and callable(self.store) else self.served_store()
+            # doctor reports on the installation as it is: finding the store would make it appear.
+            store = self.given if name == "doctor" else self.served_store()
             text = tools.call(store, name, params.get("arguments"))
         except tools.UnknownTool as e:
             raise _RpcError(INVALID_PARAMS, f"Invalid params: {str(e).replace('om: ', '', 1)}") from None
@@ -252,7 +253,7 @@ def serve(store_arg, stdin, stdout, stderr=None, client=None, plugin_data=None):
         except Exception:
             pass
 
-    server = Server(lambda: resolve(store_arg, client, plugin_data), log)
+    server = Server(lambda: resolve(store_arg, client, plugin_data), log, store_arg)
     # Whatever else might print must not corrupt the protocol stream.
     saved_stdout, sys.stdout = sys.stdout, sys.stderr
     saved_term = _exit_on_sigterm()

@@ -172,9 +172,10 @@ SESSION_TOOLS = {
 
 
 DOCTOR = (
-    "Check that om's memory capture works: runtime, store, the Codex plugin and whether Codex runs its"
-    " hooks (asked from Codex itself), the MCP server, and each hook's last run. Returns om doctor's"
-    " report as text: one line per check (ok, warn or fail) and, for each problem, the exact command or"
+    "Check that om's memory capture works: runtime, stores, and for each client om is set up in (Codex,"
+    " Claude Code) its plugin, whether it runs the hooks, the MCP server and each hook's last run. Returns"
+    " om doctor's report as text: one line per check (ok, warn, fail, or skip when an earlier line names"
+    " the cause) and, for each problem, the exact command or"
     " edit that fixes it. Read-only. Use it when the user asks whether memory works, or when memory"
     " seems to be missing.",
     {"type": "object", "properties": {"session": SESSION}, "required": [], "additionalProperties": False},
