@@ -396,6 +396,9 @@ def _add_self(s):
     c.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     ss.add_parser("rollback", help="switch back to the previously installed version")
     ss.add_parser("install", help="install the running zipapp as the `om` command")
+    un = ss.add_parser("uninstall", help="remove the standalone om (launcher, versions, settings, shiv's unpacked "
+                                         "copies); the memory stays")
+    un.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
 
 def _run_self(args):
@@ -436,13 +439,16 @@ COMMANDS = (
             f"--store, the client's store for --plugin-data, ${STORE_ENV}, else the store of the installed "
             "plugin it runs from)", _add_mcp, _run_mcp, ((), {"client": None, "plugin_data": None})),
     Command("hook", "handle one client hook event on stdin (fails open)", _add_hook, _run_hook),
-    Command("self", "update, switch channel, roll back or install this standalone om", _add_self, _run_self),
+    Command("self", "update, switch channel, roll back, install or uninstall this standalone om", _add_self,
+            _run_self),
 )
 
 
 # -- parsing ------------------------------------------------------------------------
 
 _SCOPE = {"--store": "store", "--session": "session"}
+#: The command that reads no store or session (and is always read by argparse): no --store or --session.
+_UNSCOPED = ("self",)
 #: Commands whose stderr is not the CLI's to add to (the hook's and the server's own).
 _OWN_OUTPUT = ("hook", "mcp")
 _BY_NAME = {command.name: command for command in COMMANDS}
@@ -565,9 +571,10 @@ def _parser(only=None):
     def scope(parser, suffix):
         # After the command word the values land in their own attributes: argparse
         # copies a subparser's whole namespace over its parent's.
-        parser.add_argument("--store", dest="store" + suffix, action=Once,
+        parser.add_argument("--store", dest="store" + suffix, metavar="STORE", action=Once,
                             help=f"store directory (default: ${STORE_ENV})")
-        parser.add_argument("--session", dest="session" + suffix, action=Once, help="session identity")
+        parser.add_argument("--session", dest="session" + suffix, metavar="SESSION", action=Once,
+                            help="session identity")
 
     p = Parser(prog="om", description="Observational memory for coding agents.")
     p.add_argument("--version", action="version", version=f"om {__version__}")
@@ -577,7 +584,8 @@ def _parser(only=None):
         if only is not None and command.name != only:
             continue
         c = sub.add_parser(command.name, help=command.help, description=command.help)
-        scope(c, "_after")
+        if command.name not in _UNSCOPED:
+            scope(c, "_after")
         if command.add is not None:
             command.add(c)
     return p

@@ -282,6 +282,28 @@ def collect_garbage(home, receipt, now=None):
     return removed
 
 
+def remove_install(home, receipt):
+    """Delete the standalone install: its launcher (when it is this install's) and the whole home.
+
+    Returns the paths removed. The launcher goes first: a start that races the removal
+    finds no command rather than a command whose versions are half gone."""
+    removed = []
+    launcher = (receipt or {}).get("launcher")
+    if launcher and os.path.isfile(launcher):
+        try:
+            with open(launcher, encoding="utf-8", errors="replace") as f:
+                ours = versions_dir(home) in f.read(4096)
+        except OSError:
+            ours = False
+        if ours:
+            os.unlink(launcher)
+            removed.append(launcher)
+    if os.path.isdir(home):
+        shutil.rmtree(home)
+        removed.append(home)
+    return removed
+
+
 def new_receipt(launcher, python):
     return {"installer": INSTALLER, "launcher": launcher, "python": python, "current": None, "previous": None}
 
