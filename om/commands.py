@@ -171,6 +171,17 @@ def _run_check_compatibility(args):
     return _json({"compatible": True})
 
 
+def _add_capture(p):
+    import argparse
+
+    from om.schema import CAPTURE
+
+    # The fields as om.schema describes them (the one description the MCP schema uses too).
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = "stdin fields:\n" + "\n".join(f"  {f.name:5} {f.description}" for f in CAPTURE.fields.values()) + (
+        "\nThe same kind, key and text again is the same source: a no-op that prints its id.")
+
+
 def _run_capture(args):
     from om.schema import CAPTURE, validate
 
@@ -412,7 +423,8 @@ COMMANDS = (
     Command("capabilities", "print version, protocol and clients as JSON (no store)", None, _run_capabilities),
     Command("check-compatibility", "exit 0 when this runtime speaks a protocol for a client",
             _add_check_compatibility, _run_check_compatibility),
-    Command("capture", "record one source read as {kind,text,key} JSON on stdin", None, _run_capture),
+    Command("capture", "record one source read as {kind,text,key} JSON on stdin", _add_capture, _run_capture,
+            ((), {})),
     Command("pending", "print evidence not yet covered by a checkpoint", None, _run_pending),
     Command("apply", "apply a checkpoint read as JSON on stdin", None, _run_apply),
     Command("status", "print the session's ledger status", None, _run_status),
