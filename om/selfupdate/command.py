@@ -261,12 +261,7 @@ def uninstall(yes=False, stdin=None, stderr=None):
             removed = layout.remove_install(home, receipt)
     else:
         removed = layout.remove_install(home, receipt)
-    for path in settings:
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
-        removed.append(path)
+    removed += [path for path in settings if layout.remove_path(path)]
     removed += _remove_shiv_copies(shiv, keep=own)
     kept = [client_store(c) for c in CLIENTS if os.path.isdir(client_store(c))]
     if own:
@@ -296,16 +291,8 @@ def _shiv_copies(root):
 def _remove_shiv_copies(root, keep=None):
     removed = []
     for path in _shiv_copies(root):
-        if path == keep or path == _lock_of(keep):
-            continue
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            try:
-                os.unlink(path)
-            except OSError:
-                continue
-        removed.append(path)
+        if path not in (keep, _lock_of(keep)) and layout.remove_path(path):
+            removed.append(path)
     return removed
 
 

@@ -271,15 +271,21 @@ def collect_garbage(home, receipt, now=None):
         # Staging leftovers of a crashed update are dead after an hour.
         limit = 3600 if name.startswith(".") else GC_GRACE_SECONDS
         if age > limit:
-            if os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+            remove_path(path)
             removed.append(name)
     return removed
+
+
+def remove_path(path):
+    """Delete a file or a whole directory; False when it could not be (gone already, say)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return not os.path.lexists(path)
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
 
 
 def remove_install(home, receipt):

@@ -153,3 +153,13 @@ def test_a_project_or_local_install_is_enabled_in_that_projects_settings(tmp_pat
     (project / ".claude" / settings_name).write_text(json.dumps({"enabledPlugins": {PLUGIN_ID: True}}))
     found = doctor(tmp_path, config)
     assert found["claude.plugin"]["status"] == "ok" and f"scope {scope}" in found["claude.plugin"]["finding"]
+
+
+def test_doctor_given_the_claude_code_store_judges_claude_code_and_takes_no_home_for_codex(tmp_path):
+    config = make_config(tmp_path)
+    store = config / "om"
+    record_all(store)
+    found = report(tmp_path, config, store=store)
+    assert found["clients"] == ["claude"] and found["stores"] == [str(store)]
+    assert not [c for c in found["checks"] if c["check"].startswith(("codex.", "capture"))]
+    assert found["status"] == "ok", [c for c in found["checks"] if c["status"] != "ok"]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from agent_moves import json_in, marker_checkpoint
+from broken_stores import BREAKAGES, assert_left_as_broken, break_store
 from claude_harness import (  # noqa: F401 (fixtures)
     MCP_PREFIX,
     STOP_CONTEXT,
@@ -242,19 +243,6 @@ def test_a_pause_prompt_stops_capture_but_explicit_capture_still_works(claude):
     assert [s["id"] for s in ledger(home.store, session, "pending")["sources"]] == [source_id]
 
 
-BREAKAGES = {
-    "the plugin data folder is a regular file": lambda home: home.data_dir.write_text("not a directory"),
-    "the store is a regular file": lambda home: home.store.write_text("not a directory"),
-    "the remembered interpreter exits 2": lambda home: (
-        home.data_dir.mkdir(parents=True),
-        (home.data_dir / "fake-python").write_text(f"#!/bin/sh\necho ran >> '{home.data_dir}/fake-python.log'\n"
-                                                   "echo 'cannot open file' >&2\nexit 2\n"),
-        (home.data_dir / "fake-python").chmod(0o755),
-        (home.data_dir / ".om-python").write_text(f"{home.data_dir / 'fake-python'}\n"),
-    ),
-}
-
-
 @pytest.mark.parametrize("how", list(BREAKAGES))
 def test_a_broken_store_never_breaks_the_claude_turn(claude, how):
     def script(request):
@@ -264,8 +252,7 @@ def test_a_broken_store_never_breaks_the_claude_turn(claude, how):
 
     home = claude(script)
     home.setup()
-    home.data_dir.parent.mkdir(parents=True, exist_ok=True)
-    BREAKAGES[how](home)
+    break_store(home, how)
     run = home.run("Print still-working with the shell", env=CHECKPOINT_ENV)
     assert run.returncode == 0, run
     assert run.assistant_texts() == ["Finished despite the memory store."]
@@ -275,11 +262,7 @@ def test_a_broken_store_never_breaks_the_claude_turn(claude, how):
     assert "Print still-working with the shell" in requests[0].raw
     assert "still-working" in json.dumps(requests[1].tool_results())
     assert not any(CHECKPOINT_MARK in r.raw for r in requests)
-    assert not home.sessions()  # no ledger was written anywhere
-    if how == "the remembered interpreter exits 2":  # the hooks did run, and their exit 2 blocked nothing
-        assert len((home.data_dir / "fake-python.log").read_text().split()) >= 4
-    else:  # the file where a folder should be is left as it was
-        assert (home.store if "store" in how else home.data_dir).read_text() == "not a directory"
+    assert_left_as_broken(home, how)
 
 
 def test_after_one_real_claude_turn_doctor_reports_plugin_hooks_mcp_and_capture_ok(claude):
