@@ -23,15 +23,15 @@ regression.
 """
 
 import argparse
-import io
 import json
 import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
+
+from om_runs import export_commit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLUGIN = ROOT
@@ -101,11 +101,7 @@ def claude_hooks(plugin):
 
 def export_tree(rev, into):
     """The plugin root of commit `rev` of this repository, unpacked under `into`, and its Codex hooks."""
-    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
-    if archive.returncode != 0:
-        raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(into)
+    export_commit(rev, into)
     # The plugin root was plugin/ for a while (before and after, it is the repository root).
     plugin = os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "hooks")) else into
     return plugin, codex_hooks(plugin)

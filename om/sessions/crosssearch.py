@@ -11,6 +11,9 @@ Invariants:
   the more recently active session, then that session's own order. Every
   session contributes at most `limit` results, which is enough: the merged top
   `limit` cannot need a session's result ranked below its own top `limit`.
+- Feedback (om.feedback) happens once, on the merged list: when it holds fewer
+  than `limit` results, the expansion's words are searched across the sessions
+  the same way and its results come after every first-pass one.
 - Every result names its session; a session directory that cannot be read is
   skipped and named, never fatal; nothing is created.
 """
@@ -22,15 +25,31 @@ from om.sessions import catalogue
 
 
 def search_all(store, query, sources=False, retired=False, limit=10, project=None):
-    """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...]}."""
+    """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...]},
+    and "expansion" when a weak merged list was expanded (om.feedback)."""
     from om import search as single
-    from om.sessions.catalogue import database_error
 
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= single.MAX_LIMIT:
         raise InputError(f"om: --limit must be 1 to {single.MAX_LIMIT}")
     q = single.Query(query)  # a query without searchable words fails before any ledger is opened
     store = catalogue.open_store(store)
     root = catalogue.project_filter(project) if project is not None else None
+    merged, skipped, searched = _merged(store, root, query, sources, retired, limit)
+    found = {"query": query, "project": root, "sessions": searched, "results": merged, "skipped": skipped}
+    # One expansion for the whole list, from its merged first pass, by one session's rule.
+    expanded = single.expand(q, merged, limit,
+                             lambda qx: _merged(store, root, qx.text, sources, retired, limit, prefix=False)[0])
+    if expanded is not None:
+        found["expansion"], found["results"] = expanded
+    single.cut_snippets(found, q)
+    return found
+
+
+def _merged(store, root, query, sources, retired, limit, prefix=True):
+    """(the merged top `limit` with whole texts, skipped directories, sessions searched)."""
+    from om import search as single
+    from om.sessions.catalogue import database_error
+
     found, skipped, searched = [], [], 0
     for name, ledger, meta in catalogue.scan(store, root, writable=True):
         if ledger is None:
@@ -40,7 +59,8 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
             with ledger:
                 last = _last_activity(ledger)
                 # Whole texts: only the results that survive the merge are cut into snippets.
-                results = single.search(ledger, query, sources, retired, limit, snippets=False)["results"]
+                results = single.search(ledger, query, sources, retired, limit, snippets=False, feedback=False,
+                                        prefix=prefix)["results"]
         except (database_error(), StoreError) as e:
             skipped.append({"directory": os.path.join(store, name), "error": f"not a readable ledger: {e}"})
             continue
@@ -50,11 +70,7 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     # Most recently active session first among equals: sort by the tie-breakers, then stably by score.
     found.sort(key=lambda f: (catalogue.recency({"session": f[0], "last_activity": f[1]}), f[2]))
     found.sort(key=lambda f: (-f[3]["score"], f[3]["kind"] == "source"))
-    merged = []
-    for session, _, _, result in found[:limit]:
-        result["snippet"] = single.snippet(result["snippet"], q)
-        merged.append(dict({"session": session}, **result))
-    return {"query": query, "project": root, "sessions": searched, "results": merged, "skipped": skipped}
+    return [dict({"session": session}, **result) for session, _, _, result in found[:limit]], skipped, searched
 
 
 def _last_activity(ledger):
