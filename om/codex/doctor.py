@@ -79,7 +79,7 @@ def checks(scope):
     if root is None:
         found.append(skipped("codex.mcp", client.blocked or "codex.plugin"))
     else:
-        found.append(mcp_check(root, install_command("codex")))
+        found.append(mcp_check(root))
     found += capture.checks(client, scope, EVENTS, when)
     return found
 
