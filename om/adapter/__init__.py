@@ -2,8 +2,8 @@
 
 A client adapter (om.codex, om.claude) is a `Profile` plus the table of the events
 it handles, run by `run_hook`; both are here, and so is `client_hook`, the one
-place that maps a `--client` name to its adapter module (for om.cli and
-om.commands). The rest lives in this package, once:
+place that maps a `--client` name to its adapter module, and `run_client_hook`,
+which finds the event's store (for om.cli and om.commands). The rest lives in this package, once:
 
 - operations: SessionStart, UserPromptSubmit, PostToolUse and Stop mapped onto
   the ledger (capture, pause/resume, self-capture suppression, reminders), with the
@@ -90,8 +90,26 @@ def client_hook(client):
     return codex
 
 
-def run_hook(store, stdin, stderr, profile, handlers):
-    """Handle one event read from the binary stream `stdin`; return what to print."""
+def run_client_hook(client, stdin, stderr, store=None, plugin_data=None):
+    """Handle one event of `client`; its store is `store`, else the client's store found from
+    `plugin_data`, the data folder the client gave the plugin (om.location)."""
+    problem = None
+    if store is None:
+        from om.location import open_client_store
+
+        try:
+            store = open_client_store(client, plugin_data)
+        except OmError as e:  # the event fails open with it, its receipt and log in the data folder
+            store, problem = plugin_data, e
+    return client_hook(client).run_hook(store, stdin, stderr, problem)
+
+
+def run_hook(store, stdin, stderr, profile, handlers, problem=None):
+    """Handle one event read from the binary stream `stdin`; return what to print.
+
+    `problem`: an OmError that keeps this event from being handled (the store could
+    not be opened safely); the event then fails open with it, receipt and log
+    going to `store`."""
     started = time.perf_counter()
     event_name = "event"
     outcome = None
@@ -107,6 +125,8 @@ def run_hook(store, stdin, stderr, profile, handlers):
             outcome = "skipped"
             return ""
         outcome = "failed"
+        if problem is not None:
+            raise problem
         response = handler(profile, store, event)
         outcome = "ok"
         if not response:

@@ -51,9 +51,9 @@ PROFILE = _Claude(
 )
 
 
-def run_hook(store, stdin, stderr):
+def run_hook(store, stdin, stderr, problem=None):
     """Handle one Claude Code event read from the binary stream `stdin`; return what to print."""
-    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS)
+    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS, problem)
 
 
 HANDLERS = {

@@ -35,9 +35,9 @@ PROFILE = _Codex(
 )
 
 
-def run_hook(store, stdin, stderr):
+def run_hook(store, stdin, stderr, problem=None):
     """Handle one Codex event read from the binary stream `stdin`; return what to print."""
-    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS)
+    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS, problem)
 
 
 def interrupt(profile, store, event):

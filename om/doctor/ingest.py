@@ -14,7 +14,6 @@ with the hooks' ids. Invariants:
 
 import os
 
-from om import CLIENTS
 from om.doctor.findings import check, quote
 from om.errors import OmError
 
@@ -22,21 +21,19 @@ NEWEST = 3
 NAMES = {"codex": "Codex", "claude": "Claude Code"}
 
 
-def checks(stores):
-    """Findings for each client of `stores` ({client: the store its hooks write})."""
+def checks(scope):
+    """Findings for each client doctor judges (om.doctor.scope), against the store its hooks write."""
     found = []
-    for client in CLIENTS:
-        store = stores.get(client)
-        if store:
-            found += _client_check(client, store)
+    for client in scope.clients:
+        found += _client_check(client.name, scope.store_of(client), client.home)
     return found
 
 
-def _client_check(client, store):
+def _client_check(client, store, client_home):
     from om.ingest import reader_of, run
     from om.ingest.transcripts import home, newest
 
-    top = home(client, store)
+    top = home(client, store, client_home)
     if not os.path.isdir(top):
         return []
     name = f"{client}.transcripts"

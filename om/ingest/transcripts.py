@@ -18,26 +18,29 @@ import os
 
 from om.errors import InputError, NotFound
 
-
-def home(client, store=None):
-    """The folder the client writes its transcripts to."""
-    if client == "codex":
-        from om.codex.doctor import codex_home
-
-        return os.path.join(codex_home(store), "sessions")
-    from om.claude.doctor import config_dir
-
-    return os.path.join(_claude_config(store) or config_dir(), "projects")
+#: The folder of a client's home its transcripts are written to.
+FOLDERS = {"codex": "sessions", "claude": "projects"}
 
 
-def _claude_config(store):
-    """The Claude Code configuration folder whose plugin data folder `store` is, if it is one."""
-    if os.environ.get("CLAUDE_CONFIG_DIR") or not store:
-        return None
-    from om.claude.doctor import plugin_data_dir
+def home(client, store=None, client_home=None):
+    """The folder the client writes its transcripts to.
 
-    config = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(store))))
-    return config if os.path.abspath(plugin_data_dir(config)) == os.path.abspath(store) else None
+    In `client_home` when given; else in the home whose store `store` is (`<home>/om`, om.location,
+    beside that home's transcripts) or whose plugin data folder it is (where earlier versions kept
+    the store); else in the client's own home ($CODEX_HOME or ~/.codex, $CLAUDE_CONFIG_DIR or ~/.claude).
+    """
+    from om.location import STORE_NAME, home_of_plugin_data
+    from om.location import client_home as default_home
+
+    folder = FOLDERS[client]
+    if client_home is None and store:
+        store = os.path.abspath(store)
+        parent = os.path.dirname(store)
+        if os.path.basename(store) == STORE_NAME and os.path.isdir(os.path.join(parent, folder)):
+            client_home = parent
+        else:
+            client_home = home_of_plugin_data(store)
+    return os.path.join(client_home or default_home(client), folder)
 
 
 def since_time(day):

@@ -28,7 +28,7 @@ Invariants:
 
 import time
 
-from om.fastpath import exists  # not os: see om.fastpath
+from om.fastpath import exists, lexists  # not os: see om.fastpath
 from om.sqlite import Transaction, connect
 from om.sqlite import load as _load_sqlite
 
@@ -40,6 +40,7 @@ from om import ids
 from om.errors import Conflict, NotFound, StoreError
 from om.jsonio import dumps, loads
 from om.store import (
+    canonical_store,
     database_path,
     ensure_database_file,
     refuse_symlinks,
@@ -82,6 +83,8 @@ class Ledger:
         self.store = store
         self.session = session
         self.path = path
+        #: True for the empty stand-in `read` gives for a session the store holds no ledger of.
+        self.absent = False
 
     # -- opening ---------------------------------------------------------
 
@@ -106,6 +109,30 @@ class Ledger:
         except BaseException:
             ledger.close()
             raise
+        return ledger
+
+    @classmethod
+    def read(cls, store, session):
+        """The ledger of `session` for a reading command, creating nothing.
+
+        The real ledger when the store holds one; otherwise (no such session, or no
+        such store) an empty version 1 ledger in memory with `absent` set and the
+        paths the real one would have, so a reading command gives its usual output.
+        A store path that exists but is no store is refused as for `open`.
+        """
+        validate_session(session)
+        root = canonical_store(store)
+        if lexists(root):
+            root = resolve_store(root, create=False)
+            path = database_path(root, session)
+            refuse_symlinks(path)
+            if exists(path):
+                return cls.open(root, session, create=False)
+        from om.sqlite import memory
+
+        ledger = cls(memory(), root, session, database_path(root, session))
+        ledger.absent = True
+        ledger._ensure_schema()
         return ledger
 
     def _ensure_schema(self):

@@ -59,16 +59,18 @@ def _open_read_only(path, **timeout):
 
 
 class ExclusiveLock:
-    """The exclusive lock on a ledger file, taken at once or refused (for removing a session).
+    """The exclusive lock on a ledger file, taken within `timeout` seconds or refused.
 
-    `held` is False when the file is not a database at all (nobody can be
-    writing it as one); Conflict when another process holds any lock on it.
+    For removing a session (at once: 0) and moving one (om.relocation: a short
+    wait for the writer holding it). `held` is False when the file is not a
+    database at all (nobody can be writing it as one); Conflict when another
+    process still holds any lock on it.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, timeout=0):
         self.conn = None
         try:
-            conn = open_connection(path, timeout=0)  # refuse at once rather than wait for the holder
+            conn = open_connection(path, timeout=timeout)
         except sqlite3.DatabaseError as e:
             if "not a database" not in str(e):
                 raise StoreError(f"om: cannot open {path}: {e}") from None

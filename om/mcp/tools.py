@@ -184,9 +184,10 @@ INGEST = (
 )
 
 DOCTOR = (
-    "Check that om's memory capture works: runtime, store, the Codex plugin and whether Codex runs its"
-    " hooks (asked from Codex itself), the MCP server, and each hook's last run. Returns om doctor's"
-    " report as text: one line per check (ok, warn or fail) and, for each problem, the exact command or"
+    "Check that om's memory capture works: runtime, stores, and for each client om is set up in (Codex,"
+    " Claude Code) its plugin, whether it runs the hooks, the MCP server and each hook's last run. Returns"
+    " om doctor's report as text: one line per check (ok, warn, fail, or skip when an earlier line names"
+    " the cause) and, for each problem, the exact command or"
     " edit that fixes it. Read-only. Use it when the user asks whether memory works, or when memory"
     " seems to be missing.",
     {"type": "object", "properties": {"session": SESSION}, "required": [], "additionalProperties": False},
@@ -323,7 +324,9 @@ def call(store, name, arguments):
         return _search_all_tool(store, query, options)
     from om.ledger import Ledger
 
-    with Ledger.open(store, session) as ledger:
+    # The reading tools create nothing for a session the store has no ledger of, as the CLI's.
+    opening = Ledger.open if name in ("apply", "pause", "resume") else Ledger.read
+    with opening(store, session) as ledger:
         if name == "apply":
             return dumps(ledger.apply(checkpoint))
         if name == "pending":

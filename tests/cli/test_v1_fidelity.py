@@ -24,7 +24,7 @@ LIMIT = 4_000_000
 
 @pytest.fixture
 def hook(tmp_path):
-    return Hook(tmp_path / "plugins" / "data" / "om-observational-memory")
+    return Hook(tmp_path / "plugins" / "data" / "om-observational-memory", tmp_path / "om")
 
 
 def canonical(value):
@@ -341,12 +341,17 @@ def test_number_literals_are_kept_exactly_in_a_small_event(hook):
 # -- a session id under which nothing was captured --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [("prime",), ("view",), ("view", "--all"), ("search", "anything")])
-def test_reading_a_session_with_nothing_captured_says_so_and_names_the_sessions_command(om, args):
+@pytest.mark.parametrize("args", [("prime",), ("view",), ("view", "--all"), ("search", "anything"), ("status",),
+                                  ("pending",)])
+def test_reading_a_session_with_nothing_captured_says_so_creates_nothing_and_names_the_sessions_command(om, args):
+    capture(om, "the store holds another session")
+    before = sorted(os.listdir(om.store))
     r = om(*args, session="miscopied-id")
     assert r.returncode == 0, r
     (line,) = r.stderr.splitlines()
-    assert "nothing has been captured" in line and "sessions" in line and "--store" in line
+    assert line.startswith('om: no ledger for session "miscopied-id" in store ') and "nothing was created" in line
+    assert "sessions" in line and "--store" in line
+    assert sorted(os.listdir(om.store)) == before
     if args == ("prime",):
         assert "nothing has been captured" in r.stdout.split("\n# om view")[0]
     named = line.split("check the id (", 1)[1].rsplit(" lists the store's sessions)", 1)[0]
@@ -367,7 +372,22 @@ def test_the_sessions_command_a_miscopied_id_notice_names_runs_as_written_where_
 def test_recall_on_a_session_with_nothing_captured_fails_with_the_notice_on_its_one_line(om):
     r = om("recall", "o-123", session="miscopied-id")
     one_line_failure(r, 66)
-    assert "no entry o-123" in r.stderr and "nothing has been captured" in r.stderr
+    assert "no entry o-123" in r.stderr and "no ledger for session" in r.stderr
+    assert not om.store.exists()
+
+
+def test_exporting_a_session_with_no_ledger_fails_and_creates_nothing(om):
+    capture(om, "another session")
+    before = sorted(os.listdir(om.store))
+    one_line_failure(om("export", "--format", "md", session="miscopied-id"), 66)
+    assert sorted(os.listdir(om.store)) == before
+
+
+def test_an_empty_ledger_another_implementation_made_still_gets_the_nothing_captured_notice(om):
+    om.setup("pause")
+    om.setup("resume")
+    r = om("prime")
+    assert r.returncode == 0 and "nothing has been captured" in r.stderr and "nothing has been captured" in r.stdout
 
 
 def test_a_session_with_evidence_gets_no_such_notice(om):

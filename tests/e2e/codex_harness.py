@@ -191,7 +191,10 @@ class CodexHome:
         self.bwrap = bwrap
         self.marketplace_dir = marketplace_dir
         self.model = model
+        # The folder Codex hands the plugin (PLUGIN_DATA), and the store beside the plugin
+        # folders where the hooks and the MCP server keep the memory.
         self.data_dir = self.home / "plugins" / "data" / f"{PLUGIN}-{MARKETPLACE}"
+        self.store = self.home / "om"
 
     def env(self, extra=None):
         env = {k: v for k, v in os.environ.items()
@@ -376,7 +379,7 @@ class CodexHome:
 
     def sessions(self):
         """Session directories the plugin's hooks created in their store."""
-        return sorted(self.data_dir.glob("session-*")) if self.data_dir.is_dir() else []
+        return sorted(self.store.glob("session-*")) if self.store.is_dir() else []
 
 
 def agent_messages(events):

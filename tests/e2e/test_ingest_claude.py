@@ -104,9 +104,9 @@ def test_a_session_with_failures_continuations_own_calls_a_pause_and_a_fork_inge
     forked = home.run("Forking: carry on elsewhere", "--fork-session", resume=session)
     assert forked.returncode == 0, forked
     fork = forked.session_id
-    hooks = stored_ids(home.data_dir)
+    hooks = stored_ids(home.store)
     assert sorted(hooks) == sorted([session, fork])
-    rows = stored(home.data_dir)[session]
+    rows = stored(home.store)[session]
     texts = [text for _, _, _, text in rows]
     assert any('"error":"Exit code 3' in t for t in texts) and "Checkpoint done." in texts
     assert not any("kept-out" in t or "keep this out" in t for t in texts)
@@ -119,7 +119,7 @@ def test_a_session_with_failures_continuations_own_calls_a_pause_and_a_fork_inge
     assert entry["skipped"]["own ledger call"] >= 4 and entry["skipped"]["while paused"] >= 2
     (copy,) = [e for e in report["sessions"] if e["session"] == fork]
     assert copy["skipped"]["row copied from the forked session"] >= 4
-    into_hooks = ingest(home.data_dir, home)
+    into_hooks = ingest(home.store, home)
     assert (into_hooks["captured"], into_hooks["present"]) == (0, sum(len(ids) for ids in hooks.values()))
 
 
@@ -129,16 +129,16 @@ def test_a_session_run_without_the_plugin_is_ingested_then_resumed_with_hooks_wi
     run = home.run("First: no hooks yet")
     assert run.returncode == 0, run
     session = run.session_id
-    assert not home.data_dir.exists()
+    assert not home.store.exists()
 
-    report = ingest(home.data_dir, home)
+    report = ingest(home.store, home)
     assert report["captured"] == 3
     home.setup()
     run = home.run("Second: now with the plugin", resume=session)
     assert run.returncode == 0, run
-    assert_resumed_without_a_duplicate(home.data_dir, session, home.base / "fresh-store",
+    assert_resumed_without_a_duplicate(home.store, session, home.base / "fresh-store",
                                        lambda store: ingest(store, home))
-    listed = run_om("--store", home.data_dir, "sessions", "--json").json["sessions"]
+    listed = run_om("--store", home.store, "sessions", "--json").json["sessions"]
     assert [(r["session"], r["cwd"]) for r in listed] == [(session, str(home.work))]
 
 
@@ -154,5 +154,5 @@ def test_a_sub_agents_rows_are_not_ingested_and_the_sessions_are_exactly_the_hoo
     fresh = home.base / "fresh-store"
     report = ingest(fresh, home)
     assert [e["session"] for e in report["sessions"]] == [run.session_id]
-    assert stored_ids(fresh) == stored_ids(home.data_dir)
+    assert stored_ids(fresh) == stored_ids(home.store)
     assert "echo child-marker" not in json.dumps(stored(fresh))

@@ -82,9 +82,9 @@ def test_a_session_with_continuations_own_calls_a_pause_and_a_fork_ingests_to_ex
     rc, events, err = home.exec("In the fork, print again", fork=session)
     assert rc == 0, err[-2000:]
     fork = thread_id(events)
-    hooks = stored_ids(home.data_dir)
+    hooks = stored_ids(home.store)
     assert sorted(hooks) == sorted([session, fork])
-    texts = [text for _, _, _, text in stored(home.data_dir)[session]]
+    texts = [text for _, _, _, text in stored(home.store)[session]]
     assert any("marker-1" in t for t in texts) and not any("kept-out" in t or "keep this out" in t for t in texts)
     assert "Checkpoint done." in texts and not any(" apply" in t and "--session" in t for t in texts)
 
@@ -94,7 +94,7 @@ def test_a_session_with_continuations_own_calls_a_pause_and_a_fork_ingests_to_ex
     assert {e["format"] for e in report["sessions"]} == {"paginated"}
     (entry,) = [e for e in report["sessions"] if e["session"] == session]
     assert entry["skipped"]["own ledger call"] >= 2 and entry["skipped"]["while paused"] >= 2
-    into_hooks = ingest(home.data_dir, home)
+    into_hooks = ingest(home.store, home)
     assert (into_hooks["captured"], into_hooks["present"]) == (0, sum(len(ids) for ids in hooks.values()))
 
 
@@ -106,14 +106,14 @@ def test_a_session_the_hooks_did_not_run_for_is_ingested_then_resumed_with_hooks
     rc, events, err = home.exec("First turn, hooks not trusted yet")
     assert rc == 0, err[-2000:]
     session = thread_id(events)
-    assert stored_ids(home.data_dir) == {}  # Codex skipped the untrusted hooks, silently
+    assert stored_ids(home.store) == {}  # Codex skipped the untrusted hooks, silently
 
-    report = ingest(home.data_dir, home)
+    report = ingest(home.store, home)
     assert report["captured"] == 3
     home.trust_again(trust)
     rc, _, err = home.exec("Second turn, hooks trusted", resume=session)
     assert rc == 0, err[-2000:]
-    assert_resumed_without_a_duplicate(home.data_dir, session, home.base / "fresh-store",
+    assert_resumed_without_a_duplicate(home.store, session, home.base / "fresh-store",
                                        lambda store: ingest(store, home))
 
 
@@ -138,7 +138,7 @@ def test_a_sub_agents_rollout_is_not_ingested_and_the_parents_is_exactly_the_hoo
     report = ingest(fresh, home)
     assert sorted((e["outcome"], e.get("reason")) for e in report["sessions"]) == [
         ("read", None), ("skipped", "sub-agent transcript")]
-    assert stored_ids(fresh) == stored_ids(home.data_dir)
+    assert stored_ids(fresh) == stored_ids(home.store)
     assert list(stored_ids(fresh)) == [session]
     assert "echo child-marker" not in json.dumps(stored(fresh))
 
@@ -163,10 +163,10 @@ def test_the_agents_own_pause_and_resume_calls_are_followed_as_the_hooks_follow_
     session = thread_id(events)
     rc, _, err = home.exec("Record again, then print", resume=session)
     assert rc == 0, err[-2000:]
-    texts = [text for _, _, _, text in stored(home.data_dir)[session]]
+    texts = [text for _, _, _, text in stored(home.store)[session]]
     assert texts[0] == "Stop recording, then print" and "Done: Record again" in texts
     assert not any("while-paused" in t or "Done: Stop rec" in t or t.startswith("Record again") for t in texts)
     fresh = home.base / "fresh-store"
     report = ingest(fresh, home)
-    assert stored_ids(fresh) == stored_ids(home.data_dir)
+    assert stored_ids(fresh) == stored_ids(home.store)
     assert report["sessions"][0]["skipped"]["own ledger call"] == 2
