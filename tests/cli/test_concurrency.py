@@ -139,7 +139,9 @@ def test_eight_capturers_and_a_checkpointer_lose_and_duplicate_nothing(tmp_path)
         seen.extend(s["id"] for s in pending["sources"])
     assert len(seen) == len(set(seen)) == len(printed)
     assert set(seen) == printed
-    assert len(records) > 10  # checkpoints really interleaved with the captures
+    # Checkpoints really interleaved with the captures: several of them ended while
+    # sources were still arriving (how many depends on the machine's speed, not on om).
+    assert sum(1 for r in records if json.loads(r["pending"]["out"])["through"] < cursor) >= 3
 
     status = subprocess.run(
         [*RUNTIME_ARGV, "--store", str(store), "--session", "s1", "status"],
