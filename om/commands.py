@@ -267,8 +267,9 @@ def _run_sessions(args):
     if args.remove is None:
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID")
-        listing = catalogue.list_sessions(_store_path(args), args.project)
-        return Reply(_json_out(listing) if args.json else catalogue.render_table(listing), notice=_skipped(listing))
+        listing = catalogue.list_sessions(_store_path(args), args.project, progress=sys.stderr)
+        text = catalogue.listing_json(listing) + "\n" if args.json else catalogue.render_table(listing)
+        return Reply(text, notice=_skipped(listing))
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)

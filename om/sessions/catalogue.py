@@ -1,10 +1,14 @@
 """`om sessions`: the store's sessions, read without writing, and removing one for good.
 
 Invariants:
-- Listing never creates or writes anything: the store must exist, every ledger
-  is opened read-only (`mode=ro`, no journal mode change), so it works on a
-  store the caller can only read. A session directory that cannot be read as
-  a v1 ledger of the session its name hashes is skipped and named, never fatal.
+- Listing never writes a ledger: the store must exist, every ledger is opened
+  read-only (`mode=ro`, no journal mode change), so it works on a store the
+  caller can only read. A session directory that cannot be read as a v1
+  ledger of the session its name hashes is skipped and named, never fatal.
+- The listing is read through the store index (om.sessions.index), which it
+  creates or brings up to date when the store can be written, and which gives
+  what reading every ledger gives; where the store cannot be written and has
+  no index, every ledger is read and nothing is created.
 - Order: most recent activity first (the newest of last capture, last
   checkpoint and creation), then session id, so equal listings print equally.
 - Removal leaves the whole session or nothing: under the ledger's exclusive
@@ -145,22 +149,83 @@ def scan(store, project=None, writable=False):
         yield name, ledger, meta
 
 
-def list_sessions(store, project=None):
-    """{"store", "project", "sessions": [rows, most recent first], "skipped": [{directory, error}]}."""
+def list_sessions(store, project=None, progress=None, use_index=True):
+    """{"store", "project", "sessions": [Row, most recent first], "skipped": [{directory, error}]}.
+
+    Read through the store index (om.sessions.index), which gives what reading
+    every ledger gives; `use_index=False` reads every ledger and touches no index.
+    """
+    from om.sessions.index import current
+
     store = open_store(store)
     root = project_filter(project) if project is not None else None
-    rows, skipped = [], []
-    for name, ledger, meta in scan(store, root):
-        if ledger is None:
-            skipped.append({"directory": os.path.join(store, name), "error": meta})
-            continue
-        try:
-            with ledger:
-                rows.append(summarize(ledger, meta))
-        except (database_error(), StoreError) as e:
-            skipped.append({"directory": os.path.join(store, name), "error": f"not a readable ledger: {e}"})
-    rows.sort(key=recency)
-    return {"store": store, "project": root, "sessions": rows, "skipped": skipped}
+    found = current(store, progress, use_index=use_index)
+    rows = [Row(store, r) for r in found.rows if root is None or r[3] == root]
+    return {"store": store, "project": root, "sessions": rows, "skipped": found.skipped}
+
+
+def listing_json(listing):
+    """The listing as one canonical JSON document (what `dumps` of its rows' fields gives)."""
+    from om.jsonio import dumps
+
+    head = dumps({"store": listing["store"], "project": listing["project"]})[:-1]
+    rows = ",".join(row.json() for row in listing["sessions"])
+    return f'{head},"sessions":[{rows}],"skipped":{dumps(listing["skipped"])}}}'
+
+
+# -- rows as the store index keeps them ---------------------------------------------
+
+
+def encode(name, stamp, row):
+    """A summary (`summarize`) as the store index stores it: the columns of om.derived.store_index."""
+    from om.jsonio import dumps
+
+    doc = dumps({key: value for key, value in row.items() if key != "database"})
+    activity = max((t for t in (row["last_capture"], row["last_checkpoint"]) if t), default=None)
+    return (name, stamp, row["session"], row["project"], activity,
+            listing_key(row.get("last_activity"), row["session"]), doc, UNIT.join(cells(row)))
+
+
+def listing_key(activity, session):
+    """`recency` as bytes that sort the same way (so the index can keep the order)."""
+    # Each code point c becomes 0x110000 - c in three bytes: larger code points sort first, and a
+    # timestamp that is a prefix of another sorts first, as the tuple of negated code points does.
+    desc = b"".join((0x110000 - ord(ch)).to_bytes(3, "big") for ch in (activity or ""))
+    return desc + b"\0\0\0" + session.encode("utf-8")
+
+
+#: Separates the table cells of a stored row (never in a cell: `printable` escapes control characters).
+UNIT = "\x1f"
+
+
+class Row:
+    """One listing row as the index keeps it, decoded only when its fields are asked for."""
+
+    __slots__ = ("encoded", "database")
+
+    def __init__(self, store, encoded):
+        self.encoded = encoded
+        self.database = os.path.join(store, encoded[0], DB_NAME)
+
+    @property
+    def session(self):
+        return self.encoded[2]
+
+    @property
+    def project(self):
+        return self.encoded[3]
+
+    def json(self):
+        from om.jsonio import dumps
+
+        return self.encoded[6][:-1] + ',"database":' + dumps(self.database) + "}"
+
+    def fields(self):
+        from om.jsonio import loads
+
+        row = loads(self.encoded[6])
+        row["database"] = self.database
+        return row
 
 
 # -- the text table -------------------------------------------------------------
@@ -182,7 +247,10 @@ NUMERIC = {"sources", "observations", "reflections", "pending"}
 
 def printable(text):
     """Text on one line: control and other non-printable characters escaped."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _notes(row):
@@ -194,33 +262,34 @@ def _notes(row):
     return ", ".join(notes)
 
 
+def cells(row):
+    """The table cells of one summary, in COLUMNS order."""
+    line = []
+    for _, key in COLUMNS:
+        if key is None:
+            line.append(_notes(row))
+        elif key == "project":
+            line.append(printable(row[key]) if row[key] else "unknown")
+        else:
+            value = row[key]
+            line.append("-" if value is None else printable(value))
+    return line
+
+
 def render_table(listing):
     """The listing as an aligned table a person reads."""
     rows = listing["sessions"]
     if not rows:
         where = f" of project {listing['project']}" if listing.get("project") else ""
         return f"No sessions{where} in {listing['store']}.\n"
-    cells = []
-    for row in rows:
-        line = []
-        for _, key in COLUMNS:
-            if key is None:
-                line.append(_notes(row))
-            elif key == "project":
-                line.append(printable(row[key]) if row[key] else "unknown")
-            else:
-                value = row[key]
-                line.append("-" if value is None else printable(value))
-        cells.append(line)
-    widths = [max(len(title), *(len(line[i]) for line in cells)) for i, (title, _) in enumerate(COLUMNS)]
+    table = [row.encoded[7].split(UNIT) for row in rows]
+    widths = [max(len(title), *(len(line[i]) for line in table)) for i, (title, _) in enumerate(COLUMNS)]
+    right = [key in NUMERIC for _, key in COLUMNS]
 
     def fmt(line):
-        parts = []
-        for i, (cell, (_, key)) in enumerate(zip(line, COLUMNS)):
-            parts.append(cell.rjust(widths[i]) if key in NUMERIC else cell.ljust(widths[i]))
-        return "  ".join(parts).rstrip()
+        return "  ".join(cell.rjust(w) if r else cell.ljust(w) for cell, w, r in zip(line, widths, right)).rstrip()
 
-    out = [fmt([title for title, _ in COLUMNS])] + [fmt(line) for line in cells]
+    out = [fmt([title for title, _ in COLUMNS])] + [fmt(line) for line in table]
     return "\n".join(out) + "\n"
 
 

@@ -1,0 +1,169 @@
+"""The store's sessions at one stat each: the store index kept true by the readers.
+
+Every store-wide read (`sessions`, `search --all-sessions`, `export
+--all-sessions`, the MCP tools) asks `current` for the store's catalogue: one
+row per readable session, exactly what reading every ledger would give,
+and the session directories that cannot be read. Rows come from the store
+index (om.derived.store_index) when the ledger is provably unchanged, and
+from the ledger itself otherwise; what was read afresh is written back.
+
+Invariants:
+- Same answers as reading every ledger (`scan`): a row is taken from the
+  index only when the ledger file has the stamp it was read at (directory and
+  file inode, size, modification and change times, in nanoseconds), and its
+  last change was SETTLE_NS or more before that read began. Any later write
+  changes the change time past that point, which no program can set back, so
+  a ledger written meanwhile (by a hook, a v1 peer, ingest, import, fork,
+  forget, a copy by hand) is always read again. A row read while its ledger
+  had just changed is stored unsettled and read again next time. Directories
+  that cannot be read are never cached: each call opens them and reports why.
+- Readers write, writers never: the hooks and the ledger commands do not
+  touch the index. A reader that cannot write (a read-only store, a busy
+  index) answers from what it read and changes nothing; where no index
+  exists and none can be made, every ledger is read (`scan`) and nothing is
+  created.
+- The index never decides an answer: a missing, damaged or foreign index is
+  a slow call, never a wrong one.
+"""
+
+import os
+import stat
+import time
+
+from om.errors import StoreError
+from om.store import DB_NAME
+
+#: A ledger changed less than this before it was read is read again on the next call
+#: (file systems stamp times from a clock that lags by up to a tick; 2 s covers the coarsest).
+SETTLE_NS = 3_000_000_000
+#: Reading this many ledgers in one call says so on stderr (the first call after the index was deleted).
+NOTICE_AT = 500
+#: Rows read afresh are stored in transactions of this many, so a killed first build keeps its progress.
+CHUNK = 500
+
+
+def stamps(store):
+    """{name: (stamp, changed_ns)} of the store's session directories; (None, 0) when one is not a plain
+    directory holding a plain ledger file (then only opening it can say why)."""
+    found: dict = {}
+    try:
+        with os.scandir(store) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.startswith("session-"):
+                    continue
+                try:
+                    if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+                        found[name] = (None, 0)
+                        continue
+                    st = os.lstat(entry.path + "/" + DB_NAME)
+                except OSError:
+                    found[name] = (None, 0)
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    found[name] = (None, 0)
+                    continue
+                found[name] = (f"{entry.inode()}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}",
+                               st.st_ctime_ns)
+    except OSError as e:
+        raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
+    return found
+
+
+class Catalogue:
+    """The store's readable sessions as encoded rows (most recent activity first), and the skipped directories."""
+
+    def __init__(self, store, rows, skipped, index=None):
+        self.store = store
+        self.rows = rows
+        self.skipped = skipped
+        self.index = index
+
+
+def current(store, progress=None, keep_index=False, use_index=True):
+    """The fresh Catalogue of canonical `store` (see the module invariants).
+
+    A call that has to read many ledgers says so in one line on the text
+    stream `progress` (stderr) before it starts, and how long it took. With
+    `keep_index`, the open index (or None) stays on the result for the
+    caller to use and close; otherwise it is closed. `use_index=False` reads
+    every ledger and neither opens nor creates an index (`scan`).
+    """
+    from om.derived import store_index
+
+    began = time.time_ns()
+    found = stamps(store)
+    index = store_index.open_index(store, create=True) if use_index else None
+    try:
+        known = {}
+        if index is not None:
+            try:
+                known = {r[0]: r for r in index.rows(columns=store_index.COLUMNS)}
+            except _sqlite_error():
+                index.close()
+                index, known = None, {}
+        rows, stale = [], []
+        for name, (stamp, _) in found.items():
+            row = known.get(name)
+            if stamp is not None and row is not None and row[1] == stamp:
+                rows.append(row)
+            else:
+                stale.append(name)
+        stale.sort()
+        loud = progress is not None and len(stale) >= NOTICE_AT
+        if loud:
+            _say(progress, f"om: reading {len(stale)} sessions into the store index of {store}"
+                           " (once; later calls read only what changed)")
+        skipped, fresh, gone = [], [], [name for name in known if name not in found]
+        for name in stale:
+            row, error = read_row(store, name, found[name], began)
+            if error is not None:
+                skipped.append({"directory": os.path.join(store, name), "error": error})
+                if name in known:
+                    gone.append(name)
+                continue
+            rows.append(row)
+            fresh.append(row)
+            if index is not None and len(fresh) >= CHUNK:
+                index.save(fresh)
+                fresh = []
+        if index is not None:
+            index.save(fresh, gone)
+        if loud:
+            _say(progress, f"om: read {len(stale)} sessions in {(time.time_ns() - began) / 1e9:.1f} s")
+        rows.sort(key=lambda r: r[5])
+        return Catalogue(store, rows, skipped, index if keep_index else None)
+    finally:
+        if index is not None and not keep_index:
+            index.close()
+
+
+def read_row(store, name, stamp, began):
+    """(encoded row, None) of one session directory read from its ledger, or (None, reason)."""
+    from om.sessions.catalogue import Unreadable, database_error, encode, open_ledger, summarize
+
+    try:
+        ledger, meta = open_ledger(store, name)
+    except Unreadable as e:
+        return None, str(e)
+    try:
+        with ledger:
+            row = summarize(ledger, meta)
+    except (database_error(), StoreError) as e:
+        return None, f"not a readable ledger: {e}"
+    settled = stamp[0] is not None and stamp[1] < began - SETTLE_NS
+    return encode(name, stamp[0] if settled else "", row), None
+
+
+def _say(stream, line):
+    try:
+        stream.write(line + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _sqlite_error():
+    from om.sqlite import load
+
+    return load().Error
