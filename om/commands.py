@@ -267,7 +267,8 @@ def _run_sessions(args):
     if args.remove is None:
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID")
-        listing = catalogue.list_sessions(_store_path(args), args.project, progress=sys.stderr)
+        listing = catalogue.list_sessions(_store_path(args), args.project, progress=sys.stderr,
+                                          payload=("doc",) if args.json else ("cells",))
         text = catalogue.listing_json(listing) + "\n" if args.json else catalogue.render_table(listing)
         return Reply(text, notice=_skipped(listing))
     if args.project is not None or args.json:

@@ -42,18 +42,18 @@ BUSY_SECONDS = 15.0
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # One row per readable session directory. `stamp` is the ledger file's identity when the
-    # row was read ('' when it must be read again); `listed` sorts the listing; `doc` is the
+    # row was read (empty when it must be read again); `listed` sorts the listing; `doc` is the
     # listing row as canonical JSON (without the path of the database), `cells` as table cells.
     "CREATE TABLE IF NOT EXISTS sessions (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
-    " stamp TEXT NOT NULL, session TEXT NOT NULL, project TEXT, activity TEXT, listed BLOB NOT NULL,"
+    " stamp BLOB NOT NULL, session TEXT NOT NULL, project TEXT, activity TEXT, listed BLOB NOT NULL,"
     " doc TEXT NOT NULL, cells TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS sessions_listed ON sessions(listed)",
     "CREATE INDEX IF NOT EXISTS sessions_project ON sessions(project, listed)",
 )
 TABLES = ("meta", "sessions")
 
-#: The columns of a catalogue row, in the order `rows` returns them.
-COLUMNS = ("name", "stamp", "session", "project", "activity", "listed", "doc", "cells")
+#: The columns of a catalogue row, in the order `save` takes them.
+COLUMNS = ("name", "stamp", "listed", "project", "session", "activity", "doc", "cells")
 
 
 def path_of(store):
@@ -82,13 +82,14 @@ class Index:
 
     # -- the catalogue ----------------------------------------------------------------
 
-    def rows(self, project=None, columns=COLUMNS):
-        """Catalogue rows (tuples of `columns`) in listing order, of one project when given."""
-        select = ", ".join(columns)
-        if project is None:
-            return self.conn.execute(f"SELECT {select} FROM sessions ORDER BY listed").fetchall()
+    def rows(self, columns=COLUMNS):
+        """Every catalogue row, as tuples of `columns` (names from COLUMNS), in no particular order."""
+        return self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions").fetchall()
+
+    def project_rows(self, project, columns=COLUMNS):
+        """The catalogue rows of one project, in listing order."""
         return self.conn.execute(
-            f"SELECT {select} FROM sessions WHERE project = ? ORDER BY listed", (project,)
+            f"SELECT {', '.join(columns)} FROM sessions WHERE project = ? ORDER BY listed", (project,)
         ).fetchall()
 
     def names(self):
@@ -107,7 +108,7 @@ class Index:
             with Transaction(self.conn, "IMMEDIATE", raw=True):
                 self.conn.executemany("DELETE FROM sessions WHERE name = ?", [(n,) for n in removed])
                 self.conn.executemany(
-                    "INSERT INTO sessions(name, stamp, session, project, activity, listed, doc, cells)"
+                    f"INSERT INTO sessions({', '.join(COLUMNS)})"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET stamp = excluded.stamp,"
                     " session = excluded.session, project = excluded.project, activity = excluded.activity,"
                     " listed = excluded.listed, doc = excluded.doc, cells = excluded.cells",

@@ -384,7 +384,7 @@ def _sessions_tool(store, session, args):
     project = _string_arg("sessions", args, "project") if "project" in args else None
     if store is None or isinstance(store, OmError):
         raise store if isinstance(store, OmError) else UsageError("om: no store")
-    return listing_json(list_sessions(store, project))
+    return listing_json(list_sessions(store, project, payload=("doc",)))
 
 
 def _chomp(text):

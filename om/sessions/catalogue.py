@@ -149,18 +149,23 @@ def scan(store, project=None, writable=False):
         yield name, ledger, meta
 
 
-def list_sessions(store, project=None, progress=None, use_index=True):
+def list_sessions(store, project=None, progress=None, use_index=True, payload=("doc", "cells")):
     """{"store", "project", "sessions": [Row, most recent first], "skipped": [{directory, error}]}.
 
     Read through the store index (om.sessions.index), which gives what reading
-    every ledger gives; `use_index=False` reads every ledger and touches no index.
+    every ledger gives; `use_index=False` reads every ledger and touches no
+    index. `payload` names what each Row carries: "doc" (its JSON, its
+    fields) and "cells" (the table).
     """
     from om.sessions.index import current
 
     store = open_store(store)
     root = project_filter(project) if project is not None else None
-    found = current(store, progress, use_index=use_index)
-    rows = [Row(store, r) for r in found.rows if root is None or r[3] == root]
+    found = current(store, progress, payload=payload, use_index=use_index)
+    doc = payload.index("doc") + 4 if "doc" in payload else None
+    cell = payload.index("cells") + 4 if "cells" in payload else None
+    rows = [Row(store, r[0], r[3], r[doc] if doc else None, r[cell] if cell else None)
+            for r in found.rows if root is None or r[3] == root]
     return {"store": store, "project": root, "sessions": rows, "skipped": found.skipped}
 
 
@@ -169,8 +174,13 @@ def listing_json(listing):
     from om.jsonio import dumps
 
     head = dumps({"store": listing["store"], "project": listing["project"]})[:-1]
-    rows = ",".join(row.json() for row in listing["sessions"])
-    return f'{head},"sessions":[{rows}],"skipped":{dumps(listing["skipped"])}}}'
+    rows = listing["sessions"]
+    if rows:
+        # The database path of every row differs only in the directory name, which needs no escaping.
+        before = dumps(rows[0].database)[: -len(rows[0].name + "/" + DB_NAME) - 1]
+        after = "/" + DB_NAME + '"}'
+        rows = [f'{row.doc[:-1]},"database":{before}{row.name}{after}' for row in rows]
+    return f'{head},"sessions":[{",".join(rows)}],"skipped":{dumps(listing["skipped"])}}}'
 
 
 # -- rows as the store index keeps them ---------------------------------------------
@@ -182,8 +192,8 @@ def encode(name, stamp, row):
 
     doc = dumps({key: value for key, value in row.items() if key != "database"})
     activity = max((t for t in (row["last_capture"], row["last_checkpoint"]) if t), default=None)
-    return (name, stamp, row["session"], row["project"], activity,
-            listing_key(row.get("last_activity"), row["session"]), doc, UNIT.join(cells(row)))
+    return (name, stamp, listing_key(row.get("last_activity"), row["session"]), row["project"], row["session"],
+            activity, doc, UNIT.join(cells(row)))
 
 
 def listing_key(activity, session):
@@ -201,29 +211,24 @@ UNIT = "\x1f"
 class Row:
     """One listing row as the index keeps it, decoded only when its fields are asked for."""
 
-    __slots__ = ("encoded", "database")
+    __slots__ = ("store", "name", "project", "doc", "cells")
 
-    def __init__(self, store, encoded):
-        self.encoded = encoded
-        self.database = os.path.join(store, encoded[0], DB_NAME)
-
-    @property
-    def session(self):
-        return self.encoded[2]
+    def __init__(self, store, name, project, doc, cells):
+        self.store, self.name, self.project, self.doc, self.cells = store, name, project, doc, cells
 
     @property
-    def project(self):
-        return self.encoded[3]
+    def database(self):
+        return os.path.join(self.store, self.name, DB_NAME)
 
     def json(self):
         from om.jsonio import dumps
 
-        return self.encoded[6][:-1] + ',"database":' + dumps(self.database) + "}"
+        return self.doc[:-1] + ',"database":' + dumps(self.database) + "}"
 
     def fields(self):
         from om.jsonio import loads
 
-        row = loads(self.encoded[6])
+        row = loads(self.doc)
         row["database"] = self.database
         return row
 
@@ -282,15 +287,12 @@ def render_table(listing):
     if not rows:
         where = f" of project {listing['project']}" if listing.get("project") else ""
         return f"No sessions{where} in {listing['store']}.\n"
-    table = [row.encoded[7].split(UNIT) for row in rows]
-    widths = [max(len(title), *(len(line[i]) for line in table)) for i, (title, _) in enumerate(COLUMNS)]
-    right = [key in NUMERIC for _, key in COLUMNS]
-
-    def fmt(line):
-        return "  ".join(cell.rjust(w) if r else cell.ljust(w) for cell, w, r in zip(line, widths, right)).rstrip()
-
-    out = [fmt([title for title, _ in COLUMNS])] + [fmt(line) for line in table]
-    return "\n".join(out) + "\n"
+    titles = [title for title, _ in COLUMNS]
+    table = [titles] + [row.cells.split(UNIT) for row in rows]
+    widths = [max(map(len, column)) for column in zip(*table)]
+    # One format for every line: each cell padded to its column, numbers to the right.
+    line = "  ".join("{:%s%d}" % (">" if key in NUMERIC else "<", width) for (_, key), width in zip(COLUMNS, widths))
+    return "\n".join(line.format(*cells).rstrip() for cells in table) + "\n"
 
 
 # -- removal ----------------------------------------------------------------------

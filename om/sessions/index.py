@@ -27,8 +27,8 @@ Invariants:
 """
 
 import os
-import stat
 import time
+from stat import S_IFREG
 
 from om.errors import StoreError
 from om.store import DB_NAME
@@ -44,30 +44,48 @@ CHUNK = 500
 
 def stamps(store):
     """{name: (stamp, changed_ns)} of the store's session directories; (None, 0) when one is not a plain
-    directory holding a plain ledger file (then only opening it can say why)."""
+    directory holding a plain ledger file (then only opening it can say why).
+
+    A stamp is bytes: the directory's and the file's inode, the file's size and
+    its modification and change times in nanoseconds.
+    """
+    from struct import Struct
+
     found: dict = {}
+    odd = (None, 0)
+    pack = Struct("<QQQqq").pack
     try:
-        with os.scandir(store) as entries:
+        folder = os.open(store, os.O_RDONLY)
+    except OSError as e:
+        raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
+    try:
+        with os.scandir(folder) as entries:
             for entry in entries:
                 name = entry.name
                 if not name.startswith("session-"):
                     continue
                 try:
-                    if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
-                        found[name] = (None, 0)
+                    # d_type: no system call; lstat relative to the store: the shortest path walk.
+                    if not entry.is_dir(follow_symlinks=False):
+                        found[name] = odd
                         continue
-                    st = os.lstat(entry.path + "/" + DB_NAME)
+                    st = os.stat(name + LEDGER, dir_fd=folder, follow_symlinks=False)
                 except OSError:
-                    found[name] = (None, 0)
+                    found[name] = odd
                     continue
-                if not stat.S_ISREG(st.st_mode):
-                    found[name] = (None, 0)
+                if st.st_mode & 0o170000 != S_IFREG:
+                    found[name] = odd
                     continue
-                found[name] = (f"{entry.inode()}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}",
+                found[name] = (pack(entry.inode(), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
                                st.st_ctime_ns)
     except OSError as e:
         raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
+    finally:
+        os.close(folder)
     return found
+
+
+LEDGER = "/" + DB_NAME
 
 
 class Catalogue:
@@ -80,17 +98,20 @@ class Catalogue:
         self.index = index
 
 
-def current(store, progress=None, keep_index=False, use_index=True):
+def current(store, progress=None, keep_index=False, use_index=True, payload=()):
     """The fresh Catalogue of canonical `store` (see the module invariants).
 
     A call that has to read many ledgers says so in one line on the text
     stream `progress` (stderr) before it starts, and how long it took. With
     `keep_index`, the open index (or None) stays on the result for the
     caller to use and close; otherwise it is closed. `use_index=False` reads
-    every ledger and neither opens nor creates an index (`scan`).
+    every ledger and neither opens nor creates an index. Each row is a tuple
+    (name, stamp, listed, project, *payload): `payload` names more columns of
+    om.derived.store_index.COLUMNS.
     """
     from om.derived import store_index
 
+    columns = ("name", "stamp", "listed", "project", *payload)
     began = time.time_ns()
     found = stamps(store)
     index = store_index.open_index(store, create=True) if use_index else None
@@ -98,7 +119,7 @@ def current(store, progress=None, keep_index=False, use_index=True):
         known = {}
         if index is not None:
             try:
-                known = {r[0]: r for r in index.rows(columns=store_index.COLUMNS)}
+                known = {r[0]: r for r in index.rows(columns)}
             except _sqlite_error():
                 index.close()
                 index, known = None, {}
@@ -122,7 +143,7 @@ def current(store, progress=None, keep_index=False, use_index=True):
                 if name in known:
                     gone.append(name)
                 continue
-            rows.append(row)
+            rows.append(tuple(row[store_index.COLUMNS.index(c)] for c in columns))
             fresh.append(row)
             if index is not None and len(fresh) >= CHUNK:
                 index.save(fresh)
@@ -131,7 +152,7 @@ def current(store, progress=None, keep_index=False, use_index=True):
             index.save(fresh, gone)
         if loud:
             _say(progress, f"om: read {len(stale)} sessions in {(time.time_ns() - began) / 1e9:.1f} s")
-        rows.sort(key=lambda r: r[5])
+        rows.sort(key=lambda r: r[2])
         return Catalogue(store, rows, skipped, index if keep_index else None)
     finally:
         if index is not None and not keep_index:
@@ -152,7 +173,7 @@ def read_row(store, name, stamp, began):
     except (database_error(), StoreError) as e:
         return None, f"not a readable ledger: {e}"
     settled = stamp[0] is not None and stamp[1] < began - SETTLE_NS
-    return encode(name, stamp[0] if settled else "", row), None
+    return encode(name, stamp[0] if settled else b"", row), None
 
 
 def _say(stream, line):
