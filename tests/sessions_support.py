@@ -59,9 +59,16 @@ def database(store, session):
     return Path(row["database"])
 
 
+def ledger_path(store, session):
+    """Where a session's ledger lies, computed as a peer would (reads nothing, so no store index is made)."""
+    from om.ids import session_hash  # the documented directory naming
+
+    return Path(store) / ("session-" + session_hash(session)) / "memory.sqlite3"
+
+
 def age(store, session, stamp):
     """Make every timestamp of a session's ledger `stamp` (as a writer at that time left it)."""
-    conn = sqlite3.connect(database(store, session), isolation_level=None)
+    conn = sqlite3.connect(ledger_path(store, session), isolation_level=None)
     try:
         for table in ("sources", "entries"):
             for seq, body in conn.execute(f"SELECT seq, body FROM {table}").fetchall():

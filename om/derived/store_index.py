@@ -86,10 +86,10 @@ class Index:
         """Every catalogue row, as tuples of `columns` (names from COLUMNS), in no particular order."""
         return self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions").fetchall()
 
-    def project_rows(self, project, columns=COLUMNS):
-        """The catalogue rows of one project, in listing order."""
+    def project_rows(self, project, limit, columns=COLUMNS):
+        """The first `limit` catalogue rows of one project, in listing order."""
         return self.conn.execute(
-            f"SELECT {', '.join(columns)} FROM sessions WHERE project = ? ORDER BY listed", (project,)
+            f"SELECT {', '.join(columns)} FROM sessions WHERE project = ? ORDER BY listed LIMIT ?", (project, limit)
         ).fetchall()
 
     def names(self):
@@ -120,13 +120,14 @@ class Index:
         return True
 
 
-def open_index(store, create=False, timeout=BUSY_SECONDS):
+def open_index(store, create=False, timeout=BUSY_SECONDS, readonly=False):
     """The store's index, or None when there is none this process can use.
 
     With `create`, a missing index is made (folder 0700, file 0600) when the
     store can be written; nothing is made otherwise. An index of another
     format is emptied, and one SQLite cannot read is replaced, when this
-    process can write it; else None. Never raises.
+    process can write it; else None. `readonly` opens it with `mode=ro` and
+    never changes it (the start pointer, on the hook's path). Never raises.
     """
     folder = join(store, FOLDER)
     path = join(folder, FILE)
@@ -136,9 +137,9 @@ def open_index(store, create=False, timeout=BUSY_SECONDS):
         if lexists(path):
             if islink(path):
                 return None
-        elif not create or not _make(folder, path):
+        elif readonly or not create or not _make(folder, path):
             return None
-        return _open(path, timeout)
+        return _open(path, timeout, readonly)
     except OSError:
         return None
 
@@ -172,13 +173,15 @@ def _make(folder, path):
     return True
 
 
-def _open(path, timeout):
+def _open(path, timeout, readonly=False):
     sqlite3 = load()
     for attempt in (0, 1):
-        try:
-            conn = open_connection(path, timeout=timeout)
-        except sqlite3.Error:
-            conn = None
+        conn = None
+        if not readonly:
+            try:
+                conn = open_connection(path, timeout=timeout)
+            except sqlite3.Error:
+                pass
         writable = conn is not None
         if conn is None:
             try:

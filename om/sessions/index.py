@@ -28,7 +28,7 @@ Invariants:
 
 import os
 import time
-from stat import S_IFREG
+from stat import S_IFDIR, S_IFREG
 
 from om.errors import StoreError
 from om.store import DB_NAME
@@ -53,7 +53,7 @@ def stamps(store):
 
     found: dict = {}
     odd = (None, 0)
-    pack = Struct("<QQQqq").pack
+    pack = Struct(STAMP).pack
     try:
         folder = os.open(store, os.O_RDONLY)
     except OSError as e:
@@ -86,6 +86,21 @@ def stamps(store):
 
 
 LEDGER = "/" + DB_NAME
+STAMP = "<QQQqq"
+
+
+def stamp_of(store, name):
+    """The stamp `stamps` gives one session directory, or None."""
+    from struct import pack
+
+    try:
+        directory = os.lstat(os.path.join(store, name))
+        st = os.lstat(os.path.join(store, name, DB_NAME))
+    except OSError:
+        return None
+    if directory.st_mode & 0o170000 != S_IFDIR or st.st_mode & 0o170000 != S_IFREG:
+        return None
+    return pack(STAMP, directory.st_ino, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class Catalogue:
