@@ -104,12 +104,18 @@ def stamp_of(store, name):
 
 
 class Catalogue:
-    """The store's readable sessions as encoded rows (most recent activity first), and the skipped directories."""
+    """The store's readable sessions as encoded rows (most recent activity first), and the skipped directories.
 
-    def __init__(self, store, rows, skipped, index=None):
+    `unlisted` names the skipped directories whose ledger opened but could not
+    be summarized: a reader that needs less than a summary (search, export)
+    tries them itself, as it always did.
+    """
+
+    def __init__(self, store, rows, skipped, unlisted=(), index=None):
         self.store = store
         self.rows = rows
         self.skipped = skipped
+        self.unlisted = list(unlisted)
         self.index = index
 
 
@@ -150,11 +156,13 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
         if loud:
             _say(progress, f"om: reading {len(stale)} sessions into the store index of {store}"
                            " (once; later calls read only what changed)")
-        skipped, fresh, gone = [], [], [name for name in known if name not in found]
+        skipped, fresh, unlisted, gone = [], [], [], [name for name in known if name not in found]
         for name in stale:
-            row, error = read_row(store, name, found[name], began)
+            row, error, opened = read_row(store, name, found[name], began)
             if error is not None:
                 skipped.append({"directory": os.path.join(store, name), "error": error})
+                if opened:
+                    unlisted.append(name)
                 if name in known:
                     gone.append(name)
                 continue
@@ -168,27 +176,27 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
         if loud:
             _say(progress, f"om: read {len(stale)} sessions in {(time.time_ns() - began) / 1e9:.1f} s")
         rows.sort(key=lambda r: r[2])
-        return Catalogue(store, rows, skipped, index if keep_index else None)
+        return Catalogue(store, rows, skipped, unlisted, index if keep_index else None)
     finally:
         if index is not None and not keep_index:
             index.close()
 
 
 def read_row(store, name, stamp, began):
-    """(encoded row, None) of one session directory read from its ledger, or (None, reason)."""
+    """(encoded row, None, True) of one session directory read from its ledger, or (None, reason, opened)."""
     from om.sessions.catalogue import Unreadable, database_error, encode, open_ledger, summarize
 
     try:
         ledger, meta = open_ledger(store, name)
     except Unreadable as e:
-        return None, str(e)
+        return None, str(e), False
     try:
         with ledger:
             row = summarize(ledger, meta)
     except (database_error(), StoreError) as e:
-        return None, f"not a readable ledger: {e}"
+        return None, f"not a readable ledger: {e}", True
     settled = stamp[0] is not None and stamp[1] < began - SETTLE_NS
-    return encode(name, stamp[0] if settled else b"", row), None
+    return encode(name, stamp[0] if settled else b"", row), None, True
 
 
 def _say(stream, line):
