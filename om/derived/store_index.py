@@ -176,40 +176,54 @@ def _make(folder, path):
 def _open(path, timeout, readonly=False):
     sqlite3 = load()
     for attempt in (0, 1):
-        conn = None
-        if not readonly:
-            try:
-                conn = open_connection(path, timeout=timeout)
-            except sqlite3.Error:
-                pass
-        writable = conn is not None
-        if conn is None:
-            try:
-                conn = open_connection(path, readonly=True, timeout=timeout)
-            except sqlite3.Error:
-                return None
-        index = Index(conn, path, writable)
         try:
-            conn.execute("PRAGMA secure_delete = ON")
-            state = _format_of(conn)
-        except sqlite3.DatabaseError as e:
-            index.close()
-            if attempt or not writable or not _replaceable(e):
+            index = _connect(path, timeout, readonly)
+            if index is None:
                 return None
-            _remove(path)  # not a database at all: nothing in it can be kept
+            state = _format_of(index.conn)
+        except sqlite3.DatabaseError as e:
+            # Not a database at all: nothing in it can be kept, so a writer starts a new one.
+            if attempt or readonly or not _replaceable(e) or not _replace(path):
+                return None
             continue
         if state == FORMAT:
             return index
-        if not writable:
+        if not index.writable:
             index.close()
             return None
         try:
-            _initialize(conn, state is not None)
+            _initialize(index.conn, state is not None)
         except sqlite3.Error:
             index.close()
             return None
         return index
     return None
+
+
+def _connect(path, timeout, readonly):
+    """An Index on `path`, read-write when this process may write it; None when SQLite cannot open it."""
+    sqlite3 = load()
+    conn = None
+    if not readonly:
+        try:
+            conn = open_connection(path, timeout=timeout)
+        except sqlite3.DatabaseError as e:
+            if _replaceable(e):
+                raise
+        except sqlite3.Error:
+            pass
+    writable = conn is not None
+    if conn is None:
+        try:
+            conn = open_connection(path, readonly=True, timeout=timeout)
+        except sqlite3.Error:
+            return None
+    try:
+        conn.execute("PRAGMA secure_delete = ON")
+    except BaseException:
+        conn.close()
+        raise
+    return Index(conn, path, writable)
 
 
 def _format_of(conn):
@@ -241,12 +255,17 @@ def _replaceable(error):
     return "not a database" in text or "malformed" in text or "encrypted" in text
 
 
-def _remove(path):
+def _replace(path):
+    """Delete a file that is not a database (and its journal) and make an empty private one; False if it cannot."""
     for name in (path, path + "-journal"):
         try:
             posix.unlink(name)
-        except OSError:
+        except FileNotFoundError:
             pass
+        except OSError:
+            return False
+    folder = path[: -len(FILE) - 1]
+    return _make(folder, path)
 
 
 def invalidate(conn):
