@@ -250,7 +250,7 @@ def _search_all(args):
     if not args.all_sessions:
         raise UsageError("om: search --project goes with --all-sessions")
     found = search_all(_store_path(args), " ".join(args.query), args.sources, args.include_retired, args.limit,
-                       args.project)
+                       args.project, progress=sys.stderr)
     return _json(found, notice=_skipped(found))
 
 

@@ -111,11 +111,24 @@ class Query:
         # Folded token sequences used by the scan path and by snippets.
         self.phrase_tokens = [t for w, _ in words for t in _tokens_of_folded(w)]
         self.phrase_prefix = self.prefix and not words[-1][1] and words[-1][0] == last
+        # phrases[i]: the FTS5 phrases whose matches make term i match, as (column or None for any,
+        # the text FTS5 tokenizes inside the quotes, is a prefix). The store index bounds scores by them.
+        self.phrases = [[(None, _body(key, cjk), self.prefix and i == len(self.terms) - 1)]
+                        for i, (key, cjk) in enumerate(self.terms)]
+
+
+#: The ranking rule's ceiling, as SQL over bounds of a session's statistics (om.sessions.searchindex):
+#: at most {covered} terms covered, {phrase} 1 when a document may hold the query's phrase, FTS5's bm25
+#: relevance at most {relevance}, {n} terms. `_rank` is the rule itself: change both together.
+CEILING = "({covered}) + ({phrase}) * {n} + ({relevance}) / (1.0 + ({relevance}))"
 
 
 def _quote(text, cjk):
-    body = ix.spread_cjk(text) if cjk else text
-    return '"' + " ".join(body.split()).replace('"', '""') + '"'
+    return '"' + _body(text, cjk).replace('"', '""') + '"'
+
+
+def _body(text, cjk):
+    return " ".join((ix.spread_cjk(text) if cjk else text).split())
 
 
 def _tokens_of_folded(folded):

@@ -36,6 +36,22 @@ MEMBERS_CHUNK = 500
 TABLE = "om_fts"
 STATE = "om_fts_state"
 NAME = TABLE
+#: The index's columns and tokenizer, and the SQL of each row's columns from a v1 row's `body`: one
+#: definition for this index and for every other full-text table built the same way (the store index).
+COLUMNS = "text"
+TOKENIZE = "unicode61 remove_diacritics 2"
+DOCUMENT = "om_spread_cjk(json_extract(body, '$.text'))"
+
+
+def definition(content=""):
+    """The `USING fts5(...)` arguments of a table tokenized as this index is (contentless by default)."""
+    stored = "" if content is None else f", content='{content}'"
+    return f"fts5({COLUMNS}{stored}, tokenize='{TOKENIZE}')"
+
+
+def register(conn):
+    """Make DOCUMENT's functions known to `conn`."""
+    conn.create_function("om_spread_cjk", 1, spread_cjk, deterministic=True)
 
 # Scripts written without spaces between words. unicode61 would keep a whole
 # run as one token; indexing each character as a token lets a query word match
@@ -129,8 +145,7 @@ def drop(conn):
 def create(conn):
     with _write(conn):
         conn.execute(
-            f"CREATE VIRTUAL TABLE {TABLE} USING fts5(text, content='',"
-            " tokenize='unicode61 remove_diacritics 2')"
+            f"CREATE VIRTUAL TABLE {TABLE} USING {definition()}"
         )
         conn.execute(f"CREATE TABLE {STATE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.executemany(
@@ -166,7 +181,7 @@ def invalidate(conn):
 
 def extend(conn, chunk=CHUNK):
     """Index rows added since the last search; returns how many were indexed."""
-    _register(conn)
+    register(conn)
     done = 0
     for table, base in (("sources", 0), ("entries", ENTRY_BASE)):
         while True:
@@ -182,7 +197,7 @@ def extend(conn, chunk=CHUNK):
                     break
                 last_seq, last_id = rows[-1]
                 conn.execute(
-                    f"INSERT INTO {TABLE}(rowid, text) SELECT seq + ?, om_spread_cjk(json_extract(body, '$.text'))"
+                    f"INSERT INTO {TABLE}(rowid, {COLUMNS}) SELECT seq + ?, {DOCUMENT}"
                     f" FROM {table} WHERE seq > ? AND seq <= ?",
                     (base, seq, last_seq),
                 )
@@ -265,10 +280,6 @@ def scores(conn, expression, rowids):
             (expression, *rowids),
         )
     )
-
-
-def _register(conn):
-    conn.create_function("om_spread_cjk", 1, spread_cjk, deterministic=True)
 
 
 def _write(conn):

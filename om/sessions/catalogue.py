@@ -193,7 +193,7 @@ def encode(name, stamp, row):
     doc = dumps({key: value for key, value in row.items() if key != "database"})
     activity = max((t for t in (row["last_capture"], row["last_checkpoint"]) if t), default=None)
     return (name, stamp, listing_key(row.get("last_activity"), row["session"]), row["project"], row["session"],
-            activity, doc, UNIT.join(cells(row)))
+            activity, doc, UNIT.join(cells(row)), listing_key(activity, row["session"]))
 
 
 def listing_key(activity, session):

@@ -86,6 +86,8 @@ def stamps(store):
 
 
 LEDGER = "/" + DB_NAME
+#: What a row read afresh holds in the columns only the index's search part fills.
+MISSING = {"id": None, "searched": b"", "docs": 0, "tokens": 0}
 STAMP = "<QQQqq"
 
 
@@ -166,13 +168,18 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
                 if name in known:
                     gone.append(name)
                 continue
-            rows.append(tuple(row[store_index.COLUMNS.index(c)] for c in columns))
+            rows.append(tuple(row[store_index.COLUMNS.index(c)] if c in store_index.COLUMNS else
+                              MISSING.get(c) for c in columns))
             fresh.append(row)
             if index is not None and len(fresh) >= CHUNK:
                 index.save(fresh)
                 fresh = []
         if index is not None:
             index.save(fresh, gone)
+            if "id" in columns:  # rows read afresh learn the ids the index gave them
+                at = columns.index("id")
+                ids = index.ids([r[0] for r in rows if r[at] is None])
+                rows = [r if r[at] is not None else r[:at] + (ids.get(r[0]),) + r[at + 1:] for r in rows]
         if loud:
             _say(progress, f"om: read {len(stale)} sessions in {(time.time_ns() - began) / 1e9:.1f} s")
         rows.sort(key=lambda r: r[2])

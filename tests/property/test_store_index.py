@@ -141,3 +141,55 @@ def test_every_store_wide_read_through_the_index_prints_what_reading_every_ledge
                 (op, session, command)
     export = ("export", "--format", "json", "--all-sessions")
     assert answers(store, monkeypatch, export, False) == answers(store, monkeypatch, export, True)
+
+
+# -- the search part: bounds that hold, and a merged list that does not change -------------
+
+VOCABULARY = ["redis", "redis", "cache", "timeout", "timeouts", "time", "deploy", "retry", "the", "of", "café",
+              "数据库", "连接", "e2e", "x1", "naïve", "naive"]
+TEXT = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=12).map(" ".join)
+QUERY = st.lists(st.sampled_from(VOCABULARY + ["redi", "tim", "dep", "cach"]), min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions=st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=6), st.booleans()), min_size=1, max_size=8),
+       query=QUERY, sources=st.booleans(), limit=st.integers(1, 4))
+def test_searching_only_the_sessions_the_bounds_keep_gives_the_list_searching_every_session_gives(
+        tmp_path_factory, monkeypatch, sessions, query, sources, limit):
+    store = str(tmp_path_factory.mktemp("store"))
+    for i, (texts, memory) in enumerate(sessions):
+        v1_session(store, f"s{i}", texts, memory)
+    command = ("search", query, "--all-sessions", "--limit", str(limit)) + (("--sources",) if sources else ())
+    for _ in range(2):  # the first call builds the index, the second reads it
+        assert answers(store, monkeypatch, command, False) == answers(store, monkeypatch, command, True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions=st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=6), st.booleans()), min_size=1, max_size=4),
+       query=QUERY)
+def test_no_result_of_a_session_scores_above_the_bound_the_index_gives_it(tmp_path_factory, sessions, query):
+    from om import search as single
+    from om.errors import InputError
+    from om.sessions import searchindex
+    from om.sessions.crosssearch import Candidate
+    from om.sessions.index import current
+
+    store = str(tmp_path_factory.mktemp("store"))
+    for i, (texts, memory) in enumerate(sessions):
+        v1_session(store, f"s{i}", texts, memory)
+    try:
+        q = single.Query(query)
+    except InputError:
+        return
+    listed = current(store, keep_index=True, payload=("session", "recent", "id", "searched"))
+    with listed.index as index:
+        candidates = [Candidate(row) for row in listed.rows]
+        assert searchindex.bring_up_to_date(index, store, candidates) == set()
+        bound = {(i, kind): bucket for i, kind, bucket, _ in searchindex.ceilings(index, q, True, True) or ()}
+    ids = {c.session: c.id for c in candidates}
+    for session in ids:
+        r = run_om_in_process("--store", store, "--session", session, "search", query, "--sources",
+                              "--include-retired", "--limit", "100")
+        for result in json.loads(r.stdout)["results"]:
+            kind = 0 if result["kind"] == "source" else 1
+            assert round(result["score"] * 10000) <= bound.get((ids[session], kind), -1), (session, result)
