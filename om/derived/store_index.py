@@ -76,8 +76,8 @@ SCHEMA = (
     # Every session's entries, tokenized as om_fts: which sessions hold a memory matching a query
     # exactly (rowid: session id << 32 | entry seq). Content kept, so a session's rows can be deleted.
     f"CREATE VIRTUAL TABLE IF NOT EXISTS memories USING {fts.definition(content=None)}",
-    # Sessions whose text was forgotten: rows read at an older generation are never written back.
-    "CREATE TABLE IF NOT EXISTS purged (name TEXT PRIMARY KEY, generation TEXT NOT NULL)",
+    # Sessions whose text was forgotten, and when: rows read before that are never written back.
+    "CREATE TABLE IF NOT EXISTS purged (name TEXT PRIMARY KEY, at INTEGER NOT NULL)",
 )
 #: The schema's index on `terms` (kept apart: a large build drops it while it appends).
 TERMS_INDEX = "CREATE INDEX IF NOT EXISTS terms_by_term ON terms(term, col, kind, id, w)"
@@ -191,10 +191,10 @@ class Index:
                 kept = []
                 for name, session_id, stamp, rows, full in batch:
                     if conn.execute("SELECT 1 FROM sessions WHERE id = ? AND name = ?", (session_id, name)).fetchone():
-                        purged = conn.execute("SELECT generation FROM purged WHERE name = ?", (name,)).fetchone()
-                        if purged is None or purged[0] == rows["generation"]:
+                        purged = conn.execute("SELECT at FROM purged WHERE name = ?", (name,)).fetchone()
+                        if purged is None or purged[0] < rows["read_at"]:
                             kept.append((name, session_id, stamp, rows, full))
-                self._drop_search([session_id for _, session_id, _, _, full in kept if full])
+                rewritten = self._drop_search([session_id for _, session_id, _, _, full in kept if full])
                 # Sorted by the table's key: appended pages, not scattered ones.
                 terms = sorted((session_id, term, col, kind, df, tf, dl) for _, session_id, _, rows, _ in kept
                                for (term, col, kind), (df, tf, dl) in rows["terms"])
@@ -202,6 +202,9 @@ class Index:
                     "INSERT INTO terms(id, term, col, kind, df, tf, dl) VALUES (?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT(id, term, col, kind) DO UPDATE SET df = df + excluded.df,"
                     " tf = max(tf, excluded.tf), dl = min(dl, excluded.dl)", terms)
+                if rewritten:
+                    # A ledger rewritten in place (an import, a forget): its old tokens leave the older segments.
+                    conn.execute("INSERT INTO memories(memories) VALUES ('optimize')")
                 ln = _ln(conn)
                 for name, session_id, stamp, rows, full in kept:
                     self._save_rest(name, session_id, stamp, rows, full)
@@ -233,11 +236,11 @@ class Index:
         conn.execute("DELETE FROM purged WHERE name = ?", (name,))
 
     def _drop_search(self, ids):
-        """Delete the search rows of these sessions (inside the caller's transaction)."""
+        """Delete the search rows of these sessions (inside the caller's transaction); whether there were any."""
         conn = self.conn
         ids = [i for i in ids if conn.execute("SELECT 1 FROM coverage WHERE id = ?", (i,)).fetchone()]
         if not ids:
-            return
+            return False
         marks = ", ".join("?" * len(ids))
         conn.execute(f"DELETE FROM terms WHERE id IN ({marks})", ids)
         conn.execute(f"DELETE FROM coverage WHERE id IN ({marks})", ids)
@@ -245,14 +248,16 @@ class Index:
             base = session_id << 32
             conn.execute("DELETE FROM memories WHERE rowid >= ? AND rowid < ?", (base, base + (1 << 32)))
         conn.execute(f"UPDATE sessions SET searched = x'', docs = 0, tokens = 0 WHERE id IN ({marks})", ids)
+        return True
 
-    def purge(self, names, generations):
+    def purge(self, names):
         """Delete the search rows of these session directories and leave none of their bytes in the file.
 
-        `generations[name]` is the session's rewrite generation now; rows read
-        at another one are never written back. Their catalogue rows are read
-        again next time too. Returns False when it could not.
+        Rows a reader read before now are never written back; their catalogue
+        rows are read again next time too. Returns False when it could not.
         """
+        import time
+
         if not self.writable:
             return False
         try:
@@ -260,9 +265,9 @@ class Index:
                 ids = list(self.ids(names).values())
                 self._drop_search(ids)
                 self.conn.executemany("UPDATE sessions SET stamp = x'' WHERE id = ?", [(i,) for i in ids])
-                for name in names:
-                    self.conn.execute("INSERT OR REPLACE INTO purged(name, generation) VALUES (?, ?)",
-                                      (name, str(generations.get(name, ""))))
+                now = time.time_ns()
+                self.conn.executemany("INSERT OR REPLACE INTO purged(name, at) VALUES (?, ?)",
+                                      [(name, now) for name in names])
                 # Deleted rows leave their tokens in FTS5's older segments until they are merged.
                 self.conn.execute("INSERT INTO memories(memories) VALUES ('optimize')")
         except load().Error:
@@ -416,11 +421,14 @@ class Reader:
         another generation); None when the ledger is not `session`'s v1 ledger any more.
 
         rows: {"terms": [((term, col, kind), (df, tf, dl))], "docs", "tokens", "entries": [(seq, body)],
-        "coverage": what it covers now, "generation"}.
+        "coverage": what it covers now, "generation", "read_at": when the read began (ns)}.
         """
+        import time
+
         from om.sqlite import uri
 
         conn = self.conn
+        began = time.time_ns()
         conn.execute("ATTACH ? AS ledger", (uri(path, readonly=True),))
         try:
             with Transaction(conn, "DEFERRED", raw=True):
@@ -432,6 +440,7 @@ class Reader:
                 rows = self._statistics(after)
                 rows["coverage"] = self._coverage()
                 rows["generation"] = rows["coverage"]["generation"]
+                rows["read_at"] = began
                 return rows, full
         finally:
             conn.execute("DETACH ledger")

@@ -218,3 +218,31 @@ def _sqlite_error():
     from om.sqlite import load
 
     return load().Error
+
+
+def forget(store, sessions):
+    """What `om forget` calls once it has rewritten these sessions' ledgers (and bumped `om_generation`):
+    their search rows leave the store index, and no byte of them stays in its file.
+
+    `sessions` are session ids. Rows read before this by a reader still running
+    are never written back (the index remembers when). An index this cannot
+    purge (read-only now, busy, damaged) is deleted whole, which is always
+    safe. Never raises.
+    """
+    import shutil
+
+    from om.derived import store_index
+    from om.store import canonical_store, session_dir
+
+    try:
+        store = canonical_store(store)
+        names = [os.path.basename(session_dir(store, session)) for session in sessions]
+    except Exception:
+        return
+    index = store_index.open_index(store)
+    if index is not None:
+        with index:
+            if index.purge(names):
+                return
+    if os.path.lexists(store_index.path_of(store)):
+        shutil.rmtree(os.path.join(store, store_index.FOLDER), ignore_errors=True)

@@ -222,3 +222,51 @@ def test_readers_racing_a_writer_are_at_most_the_captures_in_flight_late(store, 
         stop.set()
         thread.join()
     assert listing(store) == reference(store, tmp_path)
+
+
+def _forget_by_hand(path, secret):
+    """What `om forget` does to a ledger: the same rows, the text replaced, om_generation bumped."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    with conn:
+        for table in ("sources", "entries"):
+            conn.execute(f"UPDATE {table} SET body = replace(body, ?, '[FORGOTTEN]')", (secret,))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_generation', '1')")
+    conn.execute("VACUUM")
+    conn.close()
+
+
+def _index_bytes(store):
+    return b"".join(p.read_bytes() for p in (store / "index").iterdir())
+
+
+def test_forgotten_text_leaves_the_store_index_file_when_forget_says_so_and_on_the_next_read(store, tmp_path):
+    from om.sessions.index import forget
+
+    secret = "zebrafishpassphrase"
+    for name in ("alpha", "gamma"):
+        v1_session(store, name, [f"the key is {secret} now", "something else"], memory=True)
+    v1_session(store, "beta", ["nothing to see"], memory=True)
+    found = run_om("--store", store, "search", secret, "--all-sessions", "--sources").json
+    assert {r["session"] for r in found["results"]} == {"alpha", "gamma"}
+    assert secret.encode() in _index_bytes(store)
+    # forget calls the store index itself: the bytes are gone at once.
+    _forget_by_hand(ledger_path(store, "alpha"), secret)
+    forget(str(store), ["alpha"])
+    assert _index_bytes(store).count(secret.encode()) > 0  # gamma's are still there, alpha's are not
+    _forget_by_hand(ledger_path(store, "gamma"), secret)
+    forget(str(store), ["gamma"])
+    assert secret.encode() not in _index_bytes(store)
+    assert run_om("--store", store, "search", secret, "--all-sessions", "--sources").json["results"] == []
+    assert secret.encode() not in _index_bytes(store)
+    assert listing(store) == reference(store, tmp_path)
+
+
+def test_a_rewrite_nobody_announced_is_seen_by_its_generation_and_leaves_no_bytes_either(store):
+    secret = "quokkasecretvalue"
+    v1_session(store, "alpha", [f"the key is {secret} now", "something else"], memory=True)
+    v1_session(store, "beta", ["nothing to see"], memory=True)
+    run_om("--store", store, "search", secret, "--all-sessions", "--sources")
+    assert secret.encode() in _index_bytes(store)
+    _forget_by_hand(ledger_path(store, "alpha"), secret)
+    assert run_om("--store", store, "search", secret, "--all-sessions", "--sources").json["results"] == []
+    assert secret.encode() not in _index_bytes(store)
