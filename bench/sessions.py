@@ -183,8 +183,7 @@ def large(work, project, count, runs, rng):
               f" stderr: {said}")
 
     first("sessions")
-    first("search", "redis", "timeout", "--all-sessions")
-    first("search", "redis", "timeout", "--all-sessions", "--sources")
+    first("search", "redis", "timeout", "--all-sessions")  # the catalogue and the search part, both from scratch
     listing, status, rss_a, rss_b = paired(lambda: measured(store, "sessions"),
                                            lambda: measured(store, "status", session="bench-0"), runs)
     print(f"  sessions {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), status {status * 1000:6.1f} ms"

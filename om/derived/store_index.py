@@ -143,18 +143,28 @@ class Index:
         One transaction. Returns False, changing nothing, when the index cannot
         be written now (read-only, or busy beyond BUSY_SECONDS).
         """
-        if not self.writable or not (changed or removed):
+        if not (changed or removed):
+            return False
+
+        def change(conn):
+            gone = list(self.ids(removed).values())
+            self._drop_search(gone)
+            conn.executemany("DELETE FROM sessions WHERE id = ?", [(i,) for i in gone])
+            conn.executemany(
+                f"INSERT INTO sessions({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+                " ON CONFLICT(name) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:]),
+                changed,
+            )
+
+        return self._write(change)
+
+    def _write(self, change):
+        """Run `change(conn)` in one write transaction; False (and never again) when this index cannot be written."""
+        if not self.writable:
             return False
         try:
             with Transaction(self.conn, "IMMEDIATE", raw=True):
-                gone = list(self.ids(removed).values())
-                self._drop_search(gone)
-                self.conn.executemany("DELETE FROM sessions WHERE id = ?", [(i,) for i in gone])
-                self.conn.executemany(
-                    f"INSERT INTO sessions({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-                    " ON CONFLICT(name) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:]),
-                    changed,
-                )
+                change(self.conn)
         except load().Error:
             self.writable = False
             return False
@@ -182,41 +192,38 @@ class Index:
         the session's corpus. One transaction; False when the index cannot be
         written now.
         """
-        if not self.writable or not batch:
+        if not batch:
             return False
-        conn = self.conn
-        try:
-            with Transaction(conn, "IMMEDIATE", raw=True):
-                fts.register(conn)
-                kept = []
-                for name, session_id, stamp, rows, full in batch:
-                    if conn.execute("SELECT 1 FROM sessions WHERE id = ? AND name = ?", (session_id, name)).fetchone():
-                        purged = conn.execute("SELECT at FROM purged WHERE name = ?", (name,)).fetchone()
-                        if purged is None or purged[0] < rows["read_at"]:
-                            kept.append((name, session_id, stamp, rows, full))
-                rewritten = self._drop_search([session_id for _, session_id, _, _, full in kept if full])
-                # Sorted by the table's key: appended pages, not scattered ones.
-                terms = sorted((session_id, term, col, kind, df, tf, dl) for _, session_id, _, rows, _ in kept
-                               for (term, col, kind), (df, tf, dl) in rows["terms"])
-                conn.executemany(
-                    "INSERT INTO terms(id, term, col, kind, df, tf, dl) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT(id, term, col, kind) DO UPDATE SET df = df + excluded.df,"
-                    " tf = max(tf, excluded.tf), dl = min(dl, excluded.dl)", terms)
-                if rewritten:
-                    # A ledger rewritten in place (an import, a forget): its old tokens leave the older segments.
-                    conn.execute("INSERT INTO memories(memories) VALUES ('optimize')")
-                ln = _ln(conn)
-                for name, session_id, stamp, rows, full in kept:
-                    self._save_rest(name, session_id, stamp, rows, full)
-                    docs, tokens = conn.execute("SELECT docs, tokens FROM sessions WHERE id = ?",
-                                                (session_id,)).fetchone()
-                    conn.execute(
-                        f"UPDATE terms SET w = {_bm25(ln, k1, b, 'tf', 'dl', '?', '?', NHIT)} WHERE id = ?",
-                        (docs, docs, tokens, session_id))
-        except load().Error:
-            self.writable = False
-            return False
-        return True
+
+        def change(conn):
+            fts.register(conn)
+            kept = []
+            for name, session_id, stamp, rows, full in batch:
+                if conn.execute("SELECT 1 FROM sessions WHERE id = ? AND name = ?", (session_id, name)).fetchone():
+                    purged = conn.execute("SELECT at FROM purged WHERE name = ?", (name,)).fetchone()
+                    if purged is None or purged[0] < rows["read_at"]:
+                        kept.append((name, session_id, stamp, rows, full))
+            rewritten = self._drop_search([session_id for _, session_id, _, _, full in kept if full])
+            # Sorted by the table's key: appended pages, not scattered ones.
+            terms = sorted((session_id, term, col, kind, df, tf, dl) for _, session_id, _, rows, _ in kept
+                           for (term, col, kind), (df, tf, dl) in rows["terms"])
+            conn.executemany(
+                "INSERT INTO terms(id, term, col, kind, df, tf, dl) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(id, term, col, kind) DO UPDATE SET df = df + excluded.df,"
+                " tf = max(tf, excluded.tf), dl = min(dl, excluded.dl)", terms)
+            if rewritten:
+                # A ledger rewritten in place (an import, a forget): its old tokens leave the older segments.
+                conn.execute("INSERT INTO memories(memories) VALUES ('optimize')")
+            ln = _ln(conn)
+            for name, session_id, stamp, rows, full in kept:
+                self._save_rest(name, session_id, stamp, rows, full)
+                docs, tokens = conn.execute("SELECT docs, tokens FROM sessions WHERE id = ?",
+                                            (session_id,)).fetchone()
+                conn.execute(
+                    f"UPDATE terms SET w = {_bm25(ln, k1, b, 'tf', 'dl', '?', '?', NHIT)} WHERE id = ?",
+                    (docs, docs, tokens, session_id))
+
+        return self._write(change)
 
     def _save_rest(self, name, session_id, stamp, rows, full):
         conn = self.conn
@@ -258,22 +265,16 @@ class Index:
         """
         import time
 
-        if not self.writable:
-            return False
-        try:
-            with Transaction(self.conn, "IMMEDIATE", raw=True):
-                ids = list(self.ids(names).values())
-                self._drop_search(ids)
-                self.conn.executemany("UPDATE sessions SET stamp = x'' WHERE id = ?", [(i,) for i in ids])
-                now = time.time_ns()
-                self.conn.executemany("INSERT OR REPLACE INTO purged(name, at) VALUES (?, ?)",
-                                      [(name, now) for name in names])
-                # Deleted rows leave their tokens in FTS5's older segments until they are merged.
-                self.conn.execute("INSERT INTO memories(memories) VALUES ('optimize')")
-        except load().Error:
-            self.writable = False
-            return False
-        return True
+        def change(conn):
+            ids = list(self.ids(names).values())
+            self._drop_search(ids)
+            conn.executemany("UPDATE sessions SET stamp = x'' WHERE id = ?", [(i,) for i in ids])
+            now = time.time_ns()
+            conn.executemany("INSERT OR REPLACE INTO purged(name, at) VALUES (?, ?)", [(name, now) for name in names])
+            # Deleted rows leave their tokens in FTS5's older segments until they are merged.
+            conn.execute("INSERT INTO memories(memories) VALUES ('optimize')")
+
+        return self._write(change)
 
     def searchable(self):
         """Whether `terms` can be searched by token now (a large build killed midway leaves it without)."""
@@ -282,15 +283,7 @@ class Index:
 
     def bulk(self, starting):
         """Before a large build (`starting`), drop the token index of `terms`; after it, make it again."""
-        if not self.writable:
-            return False
-        try:
-            with Transaction(self.conn, "IMMEDIATE", raw=True):
-                self.conn.execute("DROP INDEX IF EXISTS terms_by_term" if starting else TERMS_INDEX)
-        except load().Error:
-            self.writable = False
-            return False
-        return True
+        return self._write(lambda conn: conn.execute("DROP INDEX IF EXISTS terms_by_term" if starting else TERMS_INDEX))
 
     # -- the search part: bounding ------------------------------------------------------
 
