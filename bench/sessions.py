@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from om_runs import ROOT, WORDS, hook, hook_run, measured
+from om_runs import ROOT, WORDS, hook, hook_run, measured, timed_peak
 from om_runs import om as om_run
 
 sys.path.insert(0, ROOT)
@@ -149,20 +149,15 @@ def build_v1_store(store, count, project, rng, sources=200, entries=5):
         os.utime(path, (when, when))
 
 
-def runs_of(call, runs):
-    """(median seconds, largest peak RSS in MB) of `runs` Runs of `call()`."""
-    done = [call() for _ in range(runs)]
-    return statistics.median(r.seconds for r in done), max(r.peak_mb for r in done)
-
-
 def paired(a, b, runs):
-    """`a` and `b` (each returning a Run) interleaved: (median a, median b, largest RSS of a, of b)."""
+    """`a(peak)` and `b(peak)` (each returning a Run) interleaved, then once more each for its peak RSS:
+    (median seconds of a, of b, peak MB of a, of b)."""
     xs, ys = [], []
     for _ in range(runs):
-        xs.append(a())
-        ys.append(b())
+        xs.append(a(False))
+        ys.append(b(False))
     return (statistics.median(r.seconds for r in xs), statistics.median(r.seconds for r in ys),
-            max(r.peak_mb for r in xs), max(r.peak_mb for r in ys))
+            a(True).peak_mb, b(True).peak_mb)
 
 
 def large(work, project, count, runs, rng):
@@ -177,37 +172,38 @@ def large(work, project, count, runs, rng):
 
     def first(*args):
         shutil.rmtree(os.path.join(store, FOLDER), ignore_errors=True)
-        run = measured(store, *args)
+        run = timed_peak(["--store", store, "--session", "bench", *args])
         said = [line for line in run.stderr.decode().splitlines() if line.startswith("om: ")]
         print(f"  first {' '.join(args)!r} without the store index: {run.seconds:.1f} s, peak {run.peak_mb:.0f} MB;"
               f" stderr: {said}")
 
     first("sessions")
     first("search", "redis", "timeout", "--all-sessions")  # the catalogue and the search part, both from scratch
-    listing, status, rss_a, rss_b = paired(lambda: measured(store, "sessions"),
-                                           lambda: measured(store, "status", session="bench-0"), runs)
+    listing, status, rss_a, rss_b = paired(lambda p: measured(store, "sessions", peak=p),
+                                           lambda p: measured(store, "status", session="bench-0", peak=p), runs)
     print(f"  sessions {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), status {status * 1000:6.1f} ms"
           f" (peak {rss_b:.0f} MB), ratio {listing / status:5.2f}x")
-    listing, status, rss_a, _ = paired(lambda: measured(store, "sessions", "--json"),
-                                       lambda: measured(store, "status", session="bench-0"), runs)
+    listing, status, rss_a, _ = paired(lambda p: measured(store, "sessions", "--json", peak=p),
+                                       lambda p: measured(store, "status", session="bench-0", peak=p), runs)
     print(f"  sessions --json {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), ratio {listing / status:5.2f}x")
     n = iter(range(10**9))
 
-    def start(where):
+    def start(where, peak):
         payload = {"session_id": f"fresh-{next(n)}", "hook_event_name": "SessionStart", "cwd": project,
                    "source": "startup", "transcript_path": "/tmp/t.jsonl", "model": "mock",
                    "permission_mode": "bypassPermissions"}
-        run = hook_run(where, payload)
+        run = hook_run(where, payload, peak)
         if where == store:
             assert "earlier sessions of this project" in run.stdout.decode(), run.stdout[:300]
         return run
 
-    pointed, alone, rss_a, rss_b = paired(lambda: start(store), lambda: start(lonely), runs)
+    pointed, alone, rss_a, rss_b = paired(lambda p: start(store, p), lambda p: start(lonely, p), runs)
     print(f"  SessionStart of a new session {pointed * 1000:7.1f} ms (peak {rss_a:.0f} MB), in an empty store"
           f" {alone * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {pointed / alone:5.2f}x")
     for query in (["redis", "timeout"], ["--sources", "redis", "timeout"], ["--sources", "item42"]):
-        every, one, rss_a, rss_b = paired(lambda: measured(store, "search", *query, "--all-sessions"),
-                                          lambda: measured(store, "search", *query, session="bench-0"), runs)
+        every, one, rss_a, rss_b = paired(lambda p: measured(store, "search", *query, "--all-sessions", peak=p),
+                                          lambda p: measured(store, "search", *query, session="bench-0", peak=p),
+                                          runs)
         print(f"  search {' '.join(query)!r:28} all {every * 1000:7.1f} ms (peak {rss_a:.0f} MB),"
               f" one {one * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {every / one:5.2f}x")
     shutil.rmtree(store, ignore_errors=True)

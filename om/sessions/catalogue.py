@@ -150,11 +150,11 @@ def scan(store, project=None, writable=False):
 
 
 def list_sessions(store, project=None, progress=None, use_index=True, payload=("doc", "cells")):
-    """{"store", "project", "sessions": [Row, most recent first], "skipped": [{directory, error}]}.
+    """{"store", "project", "sessions": Rows (most recent first), "skipped": [{directory, error}]}.
 
     Read through the store index (om.sessions.index), which gives what reading
     every ledger gives; `use_index=False` reads every ledger and touches no
-    index. `payload` names what each Row carries: "doc" (its JSON, its
+    index. `payload` names what each row carries: "doc" (its JSON, its
     fields) and "cells" (the table).
     """
     from om.sessions.index import current
@@ -162,11 +162,8 @@ def list_sessions(store, project=None, progress=None, use_index=True, payload=("
     store = open_store(store)
     root = project_filter(project) if project is not None else None
     found = current(store, progress, payload=payload, use_index=use_index)
-    doc = payload.index("doc") + 4 if "doc" in payload else None
-    cell = payload.index("cells") + 4 if "cells" in payload else None
-    rows = [Row(store, r[0], r[3], r[doc] if doc else None, r[cell] if cell else None)
-            for r in found.rows if root is None or r[3] == root]
-    return {"store": store, "project": root, "sessions": rows, "skipped": found.skipped}
+    rows = found.rows if root is None else [r for r in found.rows if r[3] == root]
+    return {"store": store, "project": root, "sessions": Rows(store, rows, payload), "skipped": found.skipped}
 
 
 def listing_json(listing):
@@ -175,12 +172,14 @@ def listing_json(listing):
 
     head = dumps({"store": listing["store"], "project": listing["project"]})[:-1]
     rows = listing["sessions"]
+    docs = []
     if rows:
         # The database path of every row differs only in the directory name, which needs no escaping.
-        before = dumps(rows[0].database)[: -len(rows[0].name + "/" + DB_NAME) - 1]
+        first = rows.rows[0][0]
+        before = dumps(rows.database(rows.rows[0]))[: -len(first + "/" + DB_NAME) - 1]
         after = "/" + DB_NAME + '"}'
-        rows = [f'{row.doc[:-1]},"database":{before}{row.name}{after}' for row in rows]
-    return f'{head},"sessions":[{",".join(rows)}],"skipped":{dumps(listing["skipped"])}}}'
+        docs = [f'{doc[:-1]},"database":{before}{row[0]}{after}' for row, doc in zip(rows.rows, rows.docs())]
+    return f'{head},"sessions":[{",".join(docs)}],"skipped":{dumps(listing["skipped"])}}}'
 
 
 # -- rows as the store index keeps them ---------------------------------------------
@@ -208,29 +207,40 @@ def listing_key(activity, session):
 UNIT = "\x1f"
 
 
-class Row:
-    """One listing row as the index keeps it, decoded only when its fields are asked for."""
+class Rows:
+    """The listing's rows as the index keeps them (tuples of om.sessions.index.current), decoded only
+    when a row's fields are asked for: `doc` is each row's JSON, `cells` its table cells."""
 
-    __slots__ = ("store", "name", "project", "doc", "cells")
+    def __init__(self, store, rows, payload):
+        self.store, self.rows = store, rows
+        self._doc = payload.index("doc") + 4 if "doc" in payload else None
+        self._cells = payload.index("cells") + 4 if "cells" in payload else None
 
-    def __init__(self, store, name, project, doc, cells):
-        self.store, self.name, self.project, self.doc, self.cells = store, name, project, doc, cells
+    def __len__(self):
+        return len(self.rows)
 
-    @property
-    def database(self):
-        return os.path.join(self.store, self.name, DB_NAME)
+    def __bool__(self):
+        return bool(self.rows)
 
-    def json(self):
-        from om.jsonio import dumps
+    def database(self, row):
+        return os.path.join(self.store, row[0], DB_NAME)
 
-        return self.doc[:-1] + ',"database":' + dumps(self.database) + "}"
+    def docs(self):
+        return [row[self._doc] for row in self.rows]
+
+    def cells(self):
+        return [row[self._cells] for row in self.rows]
 
     def fields(self):
+        """Every row as the dict `summarize` gives."""
         from om.jsonio import loads
 
-        row = loads(self.doc)
-        row["database"] = self.database
-        return row
+        found = []
+        for row in self.rows:
+            fields = loads(row[self._doc])
+            fields["database"] = self.database(row)
+            found.append(fields)
+        return found
 
 
 # -- the text table -------------------------------------------------------------
@@ -288,7 +298,7 @@ def render_table(listing):
         where = f" of project {listing['project']}" if listing.get("project") else ""
         return f"No sessions{where} in {listing['store']}.\n"
     titles = [title for title, _ in COLUMNS]
-    table = [titles] + [row.cells.split(UNIT) for row in rows]
+    table = [titles] + [cells.split(UNIT) for cells in rows.cells()]
     widths = [max(map(len, column)) for column in zip(*table)]
     # One format for every line: each cell padded to its column, numbers to the right.
     line = "  ".join("{:%s%d}" % (">" if key in NUMERIC else "<", width) for (_, key), width in zip(COLUMNS, widths))

@@ -17,7 +17,8 @@ Invariants:
   session contributes at most `limit` results, which is enough: the merged top
   `limit` cannot need a session's result ranked below its own top `limit`.
 - Every result names its session; a session directory that cannot be read is
-  skipped and named, never fatal; nothing is created.
+  skipped and named, never fatal; nothing is created but the store index,
+  where the store can be written.
 """
 
 import os

@@ -60,24 +60,23 @@ def stamps(store):
         raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
     try:
         with os.scandir(folder) as entries:
-            for entry in entries:
-                name = entry.name
-                if not name.startswith("session-"):
-                    continue
-                try:
-                    # d_type: no system call; lstat relative to the store: the shortest path walk.
-                    if not entry.is_dir(follow_symlinks=False):
-                        found[name] = odd
-                        continue
-                    st = os.stat(name + LEDGER, dir_fd=folder, follow_symlinks=False)
-                except OSError:
-                    found[name] = odd
-                    continue
-                if st.st_mode & 0o170000 != S_IFREG:
-                    found[name] = odd
-                    continue
-                found[name] = (pack(entry.inode(), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
-                               st.st_ctime_ns)
+            # d_type and d_ino: no system call for either.
+            listed = [(e.name, e.inode() if e.is_dir(follow_symlinks=False) else None)
+                      for e in entries if e.name.startswith("session-")]
+        lstat = os.lstat
+        for name, inode in listed:
+            if inode is None:
+                found[name] = odd
+                continue
+            try:
+                st = lstat(name + LEDGER, dir_fd=folder)  # relative to the store: the shortest path walk
+            except OSError:
+                found[name] = odd
+                continue
+            if st.st_mode & 0o170000 != S_IFREG:
+                found[name] = odd
+                continue
+            found[name] = (pack(inode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), st.st_ctime_ns)
     except OSError as e:
         raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
     finally:
