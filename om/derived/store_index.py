@@ -186,9 +186,11 @@ class Index:
     def save_search(self, batch, k1, b):
         """Store search rows read from ledgers; each item (name, id, stamp, rows, full) (`Reader.read`).
 
-        `full` replaces the session's earlier rows. A session whose catalogue row
-        is gone or renamed, or that was forgotten (`purge`) after it was read, is
-        left alone. Each term's `w` is FTS5's bm25 (`k1`, `b`) of its bounds at
+        `full` replaces the session's earlier rows; other rows add to them, so
+        they are stored only while the index still covers what they were read
+        after (another reader may have stored them meanwhile). A session whose
+        catalogue row is gone or renamed, or that was forgotten (`purge`) after
+        it was read, is left alone. Each term's `w` is FTS5's bm25 (`k1`, `b`) of its bounds at
         the session's corpus. One transaction; False when the index cannot be
         written now.
         """
@@ -201,7 +203,8 @@ class Index:
             for name, session_id, stamp, rows, full in batch:
                 if conn.execute("SELECT 1 FROM sessions WHERE id = ? AND name = ?", (session_id, name)).fetchone():
                     purged = conn.execute("SELECT at FROM purged WHERE name = ?", (name,)).fetchone()
-                    if purged is None or purged[0] < rows["read_at"]:
+                    if (purged is None or purged[0] < rows["read_at"]) and (
+                            full or self.coverage(session_id) == rows["after"]):
                         kept.append((name, session_id, stamp, rows, full))
             rewritten = self._drop_search([session_id for _, session_id, _, _, full in kept if full])
             # Sorted by the table's key: appended pages, not scattered ones.
@@ -414,7 +417,8 @@ class Reader:
         another generation); None when the ledger is not `session`'s v1 ledger any more.
 
         rows: {"terms": [((term, col, kind), (df, tf, dl))], "docs", "tokens", "entries": [(seq, body)],
-        "coverage": what it covers now, "generation", "read_at": when the read began (ns)}.
+        "coverage": what it covers now, "generation", "read_at": when the read began (ns),
+        "after": the coverage it was read after}.
         """
         import time
 
@@ -434,6 +438,7 @@ class Reader:
                 rows["coverage"] = self._coverage()
                 rows["generation"] = rows["coverage"]["generation"]
                 rows["read_at"] = began
+                rows["after"] = coverage
                 return rows, full
         finally:
             conn.execute("DETACH ledger")

@@ -270,3 +270,37 @@ def test_a_rewrite_nobody_announced_is_seen_by_its_generation_and_leaves_no_byte
     _forget_by_hand(ledger_path(store, "alpha"), secret)
     assert run_om("--store", store, "search", secret, "--all-sessions", "--sources").json["results"] == []
     assert secret.encode() not in _index_bytes(store)
+
+
+def _search_rows(store):
+    """The search part of a store's index, by session name (ids differ from one build to another)."""
+    conn = sqlite3.connect(f"file:{store / INDEX}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute(
+            "SELECT s.session, t.term, t.col, t.kind, t.df, t.tf, t.dl, round(t.w, 9) FROM terms t"
+            " JOIN sessions s ON s.id = t.id").fetchall())
+    finally:
+        conn.close()
+
+
+def test_searchers_racing_each_other_and_a_writer_store_what_one_build_from_scratch_stores(store, tmp_path):
+    many(store, 150)
+    run_om("--store", store, "search", "redis", "--all-sessions")
+    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+    env["PYTHONPATH"] = str(ROOT)
+    for i in range(0, 150, 2):  # changed since: every racer reads them again, after what the index covers
+        conn = sqlite3.connect(ledger_path(store, f"s{i:04d}"), isolation_level=None)
+        with conn:
+            peer_source(conn, f"s{i:04d}", 50, "redis cache again")
+        conn.close()
+    racers = [subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "search", "cache", "redis", "--all-sessions",
+                                "--sources"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+              for _ in range(4)]
+    for racer in racers:
+        assert racer.wait(timeout=300) == 0, racer.stderr.read()
+    time.sleep(3.2)  # what the racers stored unsettled is read again once more, settled
+    run_om("--store", store, "search", "redis", "--all-sessions")
+    twin = tmp_path / "twin"
+    shutil.copytree(store, twin, ignore=shutil.ignore_patterns("index"))
+    run_om("--store", twin, "search", "redis", "--all-sessions")
+    assert _search_rows(store) == _search_rows(twin)
