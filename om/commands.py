@@ -267,10 +267,8 @@ def _run_sessions(args):
     if args.remove is None:
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID")
-        listing = catalogue.list_sessions(_store_path(args), args.project, progress=sys.stderr,
-                                          payload=("doc",) if args.json else ("cells",))
-        text = catalogue.listing_json(listing) + "\n" if args.json else catalogue.render_table(listing)
-        return Reply(text, notice=_skipped(listing))
+        text, skipped = catalogue.listing_text(_store_path(args), args.project, args.json, progress=sys.stderr)
+        return Reply(text, notice=_skipped({"skipped": skipped}))
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)

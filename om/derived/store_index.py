@@ -78,6 +78,9 @@ SCHEMA = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS memories USING {fts.definition(content=None)}",
     # Sessions whose text was forgotten, and when: rows read before that are never written back.
     "CREATE TABLE IF NOT EXISTS purged (name TEXT PRIMARY KEY, at INTEGER NOT NULL)",
+    # Listings as printed from the catalogue at meta `version` (which every change of the index
+    # increments): printed again as they are while nothing changed.
+    "CREATE TABLE IF NOT EXISTS outputs (key TEXT PRIMARY KEY, version INTEGER NOT NULL, text TEXT NOT NULL)",
 )
 #: The schema's index on `terms` (kept apart: a large build drops it while it appends).
 TERMS_INDEX = "CREATE INDEX IF NOT EXISTS terms_by_term ON terms(term, col, kind, id, w)"
@@ -115,8 +118,27 @@ class Index:
     # -- the catalogue ----------------------------------------------------------------
 
     def rows(self, columns=COLUMNS):
-        """Every catalogue row, as tuples of `columns` (names of `sessions`' columns), in no particular order."""
-        return self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions").fetchall()
+        """(version, every catalogue row as a tuple of `columns`, in no particular order), read together."""
+        with Transaction(self.conn, "DEFERRED", raw=True):
+            return self.version(), self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions").fetchall()
+
+    def version(self):
+        """How many changes the index has had (a listing printed at this version is still true at it)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def output(self, key, version):
+        """The text printed for `key` at `version`, or None."""
+        row = self.conn.execute("SELECT text FROM outputs WHERE key = ? AND version = ?", (key, version)).fetchone()
+        return row[0] if row else None
+
+    def save_output(self, key, version, text):
+        """Keep what was printed for `key` from the catalogue at `version`, while that is still the version."""
+        def change(conn):
+            if self.version() == version:
+                conn.execute("INSERT OR REPLACE INTO outputs(key, version, text) VALUES (?, ?, ?)", (key, version, text))
+
+        return self._write(change, bump=False)
 
     def project_rows(self, project, limit, columns=COLUMNS):
         """The first `limit` catalogue rows of one project, in listing order."""
@@ -158,13 +180,18 @@ class Index:
 
         return self._write(change)
 
-    def _write(self, change):
-        """Run `change(conn)` in one write transaction; False (and never again) when this index cannot be written."""
+    def _write(self, change, bump=True):
+        """Run `change(conn)` in one write transaction that counts as a change of the index (unless not `bump`);
+        False (and never again) when this index cannot be written."""
         if not self.writable:
             return False
         try:
             with Transaction(self.conn, "IMMEDIATE", raw=True):
                 change(self.conn)
+                if bump:
+                    self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('version', ?)",
+                                      (str(self.version() + 1),))
+                    self.conn.execute("DELETE FROM outputs")
         except load().Error:
             self.writable = False
             return False

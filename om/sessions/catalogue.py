@@ -161,9 +161,47 @@ def list_sessions(store, project=None, progress=None, use_index=True, payload=("
 
     store = open_store(store)
     root = project_filter(project) if project is not None else None
-    found = current(store, progress, payload=payload, use_index=use_index)
-    rows = found.rows if root is None else [r for r in found.rows if r[3] == root]
-    return {"store": store, "project": root, "sessions": Rows(store, rows, payload), "skipped": found.skipped}
+    found = current(store, progress, keep_index=True, use_index=use_index)
+    try:
+        return _listing(found, root, payload)
+    finally:
+        if found.index is not None:
+            found.index.close()
+
+
+def _listing(found, root, payload):
+    rows = found.carrying(payload).rows
+    rows = rows if root is None else [r for r in rows if r[3] == root]
+    return {"store": found.store, "project": root, "sessions": Rows(found.store, rows, payload),
+            "skipped": found.skipped}
+
+
+def listing_text(store, project=None, as_json=False, progress=None):
+    """(What `om sessions [--json]` prints, the skipped directories).
+
+    While nothing changed in the store since the index last changed, this is
+    the text printed then, kept in the index (`Index.output`).
+    """
+    from om.sessions.index import current
+
+    store = open_store(store)
+    root = project_filter(project) if project is not None else None
+    found = current(store, progress, keep_index=True)
+    index = found.index
+    try:
+        key = "\x1f".join(("json" if as_json else "table", store, root or ""))
+        if found.version is not None:
+            text = index.output(key, found.version)
+            if text is not None:
+                return text, found.skipped
+        listing = _listing(found, root, ("doc",) if as_json else ("cells",))
+        text = listing_json(listing) + "\n" if as_json else render_table(listing)
+        if found.version is not None:
+            index.save_output(key, found.version, text)
+        return text, listing["skipped"]
+    finally:
+        if index is not None:
+            index.close()
 
 
 def listing_json(listing):

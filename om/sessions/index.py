@@ -105,19 +105,56 @@ def stamp_of(store, name):
 
 
 class Catalogue:
-    """The store's readable sessions as encoded rows (most recent activity first), and the skipped directories.
+    """The store's readable sessions, and the skipped directories.
 
-    `unlisted` names the skipped directories whose ledger opened but could not
-    be summarized: a reader that needs less than a summary (search, export)
-    tries them itself, as it always did.
+    `rows` (made on first use) are tuples (name, stamp, listed, project,
+    *payload columns), most recent activity first. `unlisted` names the
+    skipped directories whose ledger opened but could not be summarized: a
+    reader that needs less than a summary (search, export) tries them itself,
+    as it always did. `version` is the index's version when nothing was read
+    afresh, skipped or gone (then a listing printed at it is still true), else None.
     """
 
-    def __init__(self, store, rows, skipped, unlisted=(), index=None):
-        self.store = store
-        self.rows = rows
-        self.skipped = skipped
-        self.unlisted = list(unlisted)
-        self.index = index
+    def __init__(self, store, names, skipped, unlisted, index, fresh, version, payload, saved=()):
+        self.store, self.names, self.skipped, self.unlisted = store, names, skipped, list(unlisted)
+        self.index, self.fresh, self.version, self.payload = index, fresh, version, payload
+        self.saved = set(saved)  # rows read afresh that the index now holds too
+        self._rows = None
+
+    def carrying(self, payload):
+        """These rows will carry the `payload` columns (before the rows are first used)."""
+        assert self._rows is None
+        self.payload = payload
+        return self
+
+    @property
+    def rows(self):
+        if self._rows is None:
+            self._rows = self._made()
+        return self._rows
+
+    def _made(self):
+        from om.derived.store_index import COLUMNS
+
+        columns = ("name", "stamp", "listed", "project", *self.payload)
+        have = {}
+        if self.index is not None:
+            _, rows = self.index.rows(columns)
+            have = {r[0]: r for r in rows}
+        made = []
+        for name in self.names:
+            row, read = have.get(name), self.fresh.get(name)
+            if read is not None and (row is None or name not in self.saved):  # read here, not in the index
+                row = tuple(read[COLUMNS.index(c)] if c in COLUMNS else MISSING.get(c) for c in columns)
+            if row is not None:
+                made.append(row)
+        made.sort(key=lambda r: r[2])
+        return made
+
+    def column(self, name):
+        """{directory name: that column} of every row."""
+        at = ("name", "stamp", "listed", "project", *self.payload).index(name)
+        return {row[0]: row[at] for row in self.rows}
 
 
 def current(store, progress=None, keep_index=False, use_index=True, payload=()):
@@ -126,30 +163,29 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
     A call that has to read many ledgers says so in one line on the text
     stream `progress` (stderr) before it starts, and how long it took. With
     `keep_index`, the open index (or None) stays on the result for the
-    caller to use and close; otherwise it is closed. `use_index=False` reads
-    every ledger and neither opens nor creates an index. Each row is a tuple
-    (name, stamp, listed, project, *payload): `payload` names more columns of
-    om.derived.store_index.COLUMNS.
+    caller to use and close (the rows are made from it on first use);
+    otherwise it is closed and the rows are made now. `use_index=False` reads
+    every ledger and neither opens nor creates an index. `payload` names
+    more columns of the rows (om.derived.store_index's `sessions` table).
     """
     from om.derived import store_index
 
-    columns = ("name", "stamp", "listed", "project", *payload)
     began = time.time_ns()
     found = stamps(store)
     index = store_index.open_index(store, create=True) if use_index else None
     try:
-        known = {}
+        known, version = {}, None
         if index is not None:
             try:
-                known = {r[0]: r for r in index.rows(columns)}
+                version, rows = index.rows(("name", "stamp"))
+                known = dict(rows)
             except _sqlite_error():
                 index.close()
                 index, known = None, {}
-        rows, stale = [], []
+        names, stale = [], []
         for name, (stamp, _) in found.items():
-            row = known.get(name)
-            if stamp is not None and row is not None and row[1] == stamp:
-                rows.append(row)
+            if stamp is not None and known.get(name) == stamp:
+                names.append(name)
             else:
                 stale.append(name)
         stale.sort()
@@ -158,6 +194,7 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
             _say(progress, f"om: reading {len(stale)} sessions into the store index of {store}"
                            " (once; later calls read only what changed)")
         skipped, fresh, unlisted, gone = [], [], [], [name for name in known if name not in found]
+        read, saved = {}, []
         for name in stale:
             row, error, opened = read_row(store, name, found[name], began)
             if error is not None:
@@ -167,22 +204,23 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
                 if name in known:
                     gone.append(name)
                 continue
-            rows.append(tuple(row[store_index.COLUMNS.index(c)] if c in store_index.COLUMNS else
-                              MISSING.get(c) for c in columns))
+            names.append(name)
             fresh.append(row)
+            read[name] = row
             if index is not None and len(fresh) >= CHUNK:
-                index.save(fresh)
+                if index.save(fresh):
+                    saved.extend(r[0] for r in fresh)
                 fresh = []
-        if index is not None:
-            index.save(fresh, gone)
-            if "id" in columns:  # rows read afresh learn the ids the index gave them
-                at = columns.index("id")
-                ids = index.ids([r[0] for r in rows if r[at] is None])
-                rows = [r if r[at] is not None else r[:at] + (ids.get(r[0]),) + r[at + 1:] for r in rows]
+        if index is not None and index.save(fresh, gone):
+            saved.extend(r[0] for r in fresh)
         if loud:
             _say(progress, f"om: read {len(stale)} sessions in {(time.time_ns() - began) / 1e9:.1f} s")
-        rows.sort(key=lambda r: r[2])
-        return Catalogue(store, rows, skipped, unlisted, index if keep_index else None)
+        unchanged = version if index is not None and not read and not gone and not skipped else None
+        catalogue = Catalogue(store, names, skipped, unlisted, index, read, unchanged, payload, saved)
+        if not keep_index:
+            catalogue.rows  # noqa: B018 - made while the index is open
+            catalogue.index = None
+        return catalogue
     finally:
         if index is not None and not keep_index:
             index.close()
