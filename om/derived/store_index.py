@@ -33,6 +33,8 @@ Invariants:
   database (`Reader`), tokenized there exactly as om_fts tokenizes them.
 """
 
+import math
+
 from om.derived import fts
 from om.fastpath import isdir, islink, join, lexists, posix
 from om.sqlite import Transaction, load, open_connection
@@ -52,11 +54,12 @@ SCHEMA = (
     # listing row as canonical JSON (without the path of the database), `cells` as table cells.
     # `recent` sorts cross-session search's ties (activity without creation); `searched` is the
     # stamp the session's search rows were read at (empty: read them again), `docs` and `tokens`
-    # its corpus as om_fts counts it.
+    # its corpus as om_fts counts it, `once` the bm25 part of a phrase one document holds once
+    # at no length at all (so, times k1 + 1 over 1, the most any phrase's part can be there).
     "CREATE TABLE IF NOT EXISTS sessions (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
     " stamp BLOB NOT NULL, session TEXT NOT NULL, project TEXT, activity TEXT, listed BLOB NOT NULL,"
     " doc TEXT NOT NULL, cells TEXT NOT NULL, recent BLOB NOT NULL, searched BLOB NOT NULL DEFAULT x'',"
-    " docs INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0)",
+    " docs INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0, once REAL NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS sessions_listed ON sessions(listed)",
     "CREATE INDEX IF NOT EXISTS sessions_project ON sessions(project, listed)",
     # What the search rows of a session cover: om_fts's consistency test (om.derived.fts), plus the
@@ -234,28 +237,31 @@ class Index:
                             full or self.coverage(session_id) == rows["after"]):
                         kept.append((name, session_id, stamp, rows, full))
             rewritten = self._drop_search([session_id for _, session_id, _, _, full in kept if full])
-            # Sorted by the table's key: appended pages, not scattered ones.
-            terms = sorted((session_id, term, col, kind, df, tf, dl) for _, session_id, _, rows, _ in kept
-                           for (term, col, kind), (df, tf, dl) in rows["terms"])
-            conn.executemany(
-                "INSERT INTO terms(id, term, col, kind, df, tf, dl) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(id, term, col, kind) DO UPDATE SET df = df + excluded.df,"
-                " tf = max(tf, excluded.tf), dl = min(dl, excluded.dl)", terms)
             if rewritten:
                 # A ledger rewritten in place (an import, a forget): its old tokens leave the older segments.
                 conn.execute("INSERT INTO memories(memories) VALUES ('optimize')")
-            ln = _ln(conn)
+            terms = []
             for name, session_id, stamp, rows, full in kept:
-                self._save_rest(name, session_id, stamp, rows, full)
-                docs, tokens = conn.execute("SELECT docs, tokens FROM sessions WHERE id = ?",
-                                            (session_id,)).fetchone()
-                conn.execute(
-                    f"UPDATE terms SET w = {_bm25(ln, k1, b, 'tf', 'dl', '?', '?', NHIT)} WHERE id = ?",
-                    (docs, docs, tokens, session_id))
+                docs, tokens = (0, 0) if full else conn.execute(
+                    "SELECT docs, tokens FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                docs, tokens = docs + rows["docs"], tokens + rows["tokens"]
+                merged = {} if full else {(t, c, k): [df, tf, dl] for t, c, k, df, tf, dl in conn.execute(
+                    "SELECT term, col, kind, df, tf, dl FROM terms WHERE id = ?", (session_id,))}
+                for key, (df, tf, dl) in rows["terms"]:
+                    have = merged.get(key)
+                    merged[key] = [df, tf, dl] if have is None else [have[0] + df, max(have[1], tf), min(have[2], dl)]
+                nhit = {}
+                for (term, col, _), (df, _, _) in merged.items():
+                    nhit[term, col] = nhit.get((term, col), 0) + df
+                terms.extend(_with_parts(session_id, merged, nhit, docs, tokens, k1, b))
+                self._save_rest(name, session_id, stamp, rows, docs, tokens, bm25_part(1, 0, docs, tokens, 1, k1, b))
+            # Sorted by the table's key: appended pages, not scattered ones.
+            conn.executemany("INSERT OR REPLACE INTO terms(id, term, col, kind, df, tf, dl, w)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sorted(terms))
 
         return self._write(change)
 
-    def _save_rest(self, name, session_id, stamp, rows, full):
+    def _save_rest(self, name, session_id, stamp, rows, docs, tokens, once):
         conn = self.conn
         base = session_id << 32
         conn.executemany(
@@ -268,8 +274,8 @@ class Index:
             " entries_count, entries_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, rows["generation"], c["sources_seq"], c["sources_count"], c["sources_id"],
              c["entries_seq"], c["entries_count"], c["entries_id"]))
-        conn.execute("UPDATE sessions SET searched = ?, docs = docs * ? + ?, tokens = tokens * ? + ? WHERE id = ?",
-                     (stamp, 0 if full else 1, rows["docs"], 0 if full else 1, rows["tokens"], session_id))
+        conn.execute("UPDATE sessions SET searched = ?, docs = ?, tokens = ?, once = ? WHERE id = ?",
+                     (stamp, docs, tokens, once, session_id))
         conn.execute("DELETE FROM purged WHERE name = ?", (name,))
 
     def _drop_search(self, ids):
@@ -284,7 +290,7 @@ class Index:
         for session_id in ids:
             base = session_id << 32
             conn.execute("DELETE FROM memories WHERE rowid >= ? AND rowid < ?", (base, base + (1 << 32)))
-        conn.execute(f"UPDATE sessions SET searched = x'', docs = 0, tokens = 0 WHERE id IN ({marks})", ids)
+        conn.execute(f"UPDATE sessions SET searched = x'', docs = 0, tokens = 0, once = 0 WHERE id IN ({marks})", ids)
         return True
 
     def purge(self, names):
@@ -350,7 +356,6 @@ class Index:
         memories first, `recent`.
         """
         conn = self.conn
-        ln = _ln(conn)
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS om_want (j INTEGER, pos INTEGER, term INTEGER, col TEXT,"
                      " lo TEXT, hi TEXT, size INTEGER)")
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS om_memory (id INTEGER PRIMARY KEY, level INTEGER)")
@@ -367,7 +372,6 @@ class Index:
         phrase = (f"CASE WHEN r.kind = 1 THEN coalesce(m.level = 2, 0)"
                   f" ELSE r.covered = {n} AND {int(bool(has_phrase))} END")
         score = rule.format(covered=covered, n=n, relevance="r.r" if exact else "1e300", phrase=phrase)
-        once = _idf(ln, "s.docs", "1")  # the most a phrase's idf can be: one document holds it
         sql = f"""
 WITH
 found AS (    -- each wanted token against the terms it names (itself, or those it prefixes)
@@ -382,9 +386,9 @@ token AS (    -- per token, session and kind: what its terms can add (a prefix: 
 phrase AS (   -- per phrase, session and kind: every token of the phrase present
   SELECT j, ti, id, kind, CASE WHEN size = 1 THEN max(w) END AS w
   FROM token GROUP BY j, id, kind HAVING count(*) = size),
-r AS (        -- a phrase of several tokens: that idf times the most tf can add (k1 + 1)
+r AS (        -- a phrase of several tokens: the most a phrase's part can be in the session
   SELECT p.id, p.kind, count(DISTINCT p.ti) AS covered,
-         sum(coalesce(p.w, (SELECT ({once}) * ({k1} + 1) FROM sessions s WHERE s.id = p.id))) AS r
+         sum(coalesce(p.w, (SELECT s.once * ({k1} + 1) FROM sessions s WHERE s.id = p.id))) AS r
   FROM phrase p GROUP BY p.id, p.kind)
 SELECT r.id, r.kind, CAST(({score}) * 10000.0 * (1 + 1e-9) + 0.500001 AS INTEGER) AS bucket, s.recent
 FROM r JOIN sessions s ON s.id = r.id LEFT JOIN om_memory m ON m.id = r.id
@@ -392,31 +396,25 @@ ORDER BY bucket DESC, r.kind DESC, s.recent"""
         return conn.execute(sql)
 
 
-#: The documents of every kind of a session that hold a term (in an UPDATE of `terms`).
-NHIT = "(SELECT sum(a.df) FROM terms a WHERE a.id = terms.id AND a.term = terms.term AND a.col = terms.col)"
+def _with_parts(session_id, merged, nhit, docs, tokens, k1, b):
+    """`terms` rows of one session: its merged bounds and each one's bm25 part (`bm25_part`, inlined: a
+    large build computes millions)."""
+    log, scale = math.log, b * docs / max(tokens, 1)
+    idf = {}
+    for key, hits in nhit.items():
+        ratio = (docs - hits + 0.5) / (hits + 0.5)
+        idf[key] = max(log(ratio), 1e-6) if ratio > 0 else 1e-6
+    top, base = k1 + 1, k1 * (1 - b)
+    return [(session_id, term, col, kind, df, tf, dl, idf[term, col] * tf * top / (tf + base + k1 * scale * dl))
+            for (term, col, kind), (df, tf, dl) in merged.items()]
 
 
-def _bm25(ln, k1, b, tf, dl, docs, tokens, nhit):
-    """SQL of one phrase's part of FTS5's bm25 for a document with `tf` matches and `dl` tokens in a corpus
-    of `docs` documents and `tokens` tokens, `nhit` of which hold the phrase (fts5_aux.c's formula)."""
-    return (f"{_idf(ln, docs, nhit)} * ({tf}) * ({k1} + 1) / (({tf}) + {k1} * (1 - {b} + {b} * ({dl}) * 1.0 * ({docs})"
-            f" / max({tokens}, 1)))")
-
-
-def _idf(ln, docs, nhit):
-    return f"max(coalesce({ln}(({docs} - ({nhit}) + 0.5) / (({nhit}) + 0.5)), 1e-6), 1e-6)"
-
-
-def _ln(conn):
-    """The name of a natural logarithm `conn` can call: SQLite's own, or one registered from Python."""
-    try:
-        conn.execute("SELECT ln(2.0)").fetchone()
-        return "ln"
-    except load().OperationalError:
-        import math
-
-        conn.create_function("om_ln", 1, lambda x: math.log(x) if x and x > 0 else None, deterministic=True)
-        return "om_ln"
+def bm25_part(tf, dl, docs, tokens, nhit, k1, b):
+    """One phrase's part of FTS5's bm25 for a document with `tf` matches and `dl` tokens in a corpus of
+    `docs` documents and `tokens` tokens, `nhit` of which hold the phrase (fts5_aux.c's formula)."""
+    ratio = (docs - nhit + 0.5) / (nhit + 0.5)
+    idf = max(math.log(ratio), 1e-6) if ratio > 0 else 1e-6
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl * docs / max(tokens, 1)))
 
 
 # -- what a session's search rows are read from: its ledger -------------------------------------
@@ -515,16 +513,16 @@ class Reader:
             "SELECT w.term, w.col, w.doc, count(*) FROM batch_terms t JOIN batch_words w"
             " ON w.term = t.term AND w.col = t.col WHERE t.doc <= ? GROUP BY w.term, w.col, w.doc", (RARE,)
         ):
-            bounds = rare.setdefault((term, col), [0, 1 << 62])
-            bounds[0] = max(bounds[0], tf)
-            bounds[1] = min(bounds[1], sizes[doc])
+            dl = sizes[doc]
+            bounds = rare.get((term, col))
+            if bounds is None:
+                rare[term, col] = (tf, dl)
+            else:
+                rare[term, col] = (max(bounds[0], tf), min(bounds[1], dl))
+        # A token in df documents, count times in all: at most count - df + 1 times in one of them.
         smallest = min(sizes.values())
-        found = []
-        for term, col, df, count in self.conn.execute("SELECT term, col, doc, cnt FROM batch_terms"):
-            # A token in df documents, count times in all: at most count - df + 1 times in one of them.
-            tf, dl = rare.get((term, col)) or (count - df + 1, smallest)
-            found.append(((term, col, kind), (df, tf, dl)))
-        return found
+        return [((term, col, kind), (df,) + (rare.get((term, col)) or (count - df + 1, smallest)))
+                for term, col, df, count in self.conn.execute("SELECT term, col, doc, cnt FROM batch_terms")]
 
 
 def _size(blob):

@@ -32,8 +32,6 @@ import os
 NOTICE_AT = 200
 #: Sessions whose search rows are stored in one transaction.
 CHUNK = 200
-#: Sessions to read at least before more than one thread reads them, and how many threads.
-PARALLEL_AT, READERS = 64, 2
 #: Sessions to read at least before the token index of `terms` is dropped and made again after.
 BULK = 1000
 
@@ -87,64 +85,20 @@ def bring_up_to_date(index, store, rows, progress=None):
 
 
 def _reads(store, rows, known):
-    """Yield (row, (statistics, full) or None) for each row, read by READERS threads when there are many.
-
-    SQLite tokenizes without the interpreter lock, so two readers use two cores.
-    """
+    """Yield (row, (statistics, full) or None) for each row, read through one Reader."""
     from om.derived.store_index import Reader
     from om.sqlite import load
     from om.store import DB_NAME
 
-    def read(reader, row):
-        try:
-            return reader.read(os.path.join(store, row.name, DB_NAME), row.session, known[row.id])
-        except load().Error:
-            return None
-
-    if len(rows) < PARALLEL_AT:
-        reader = Reader()
-        try:
-            for row in rows:
-                yield row, read(reader, row)
-        finally:
-            reader.close()
-        return
-    import queue
-    import threading
-
-    done, stop = queue.Queue(maxsize=2 * CHUNK), threading.Event()
-
-    def work(part):
-        reader = Reader()
-        try:
-            for row in part:
-                if stop.is_set():
-                    break
-                done.put((row, read(reader, row)))
-        finally:
-            reader.close()
-            done.put(None)
-
-    threads = [threading.Thread(target=work, args=(rows[i::READERS],), daemon=True) for i in range(READERS)]
-    for thread in threads:
-        thread.start()
+    reader = Reader()
     try:
-        running = len(threads)
-        while running:
-            item = done.get()
-            if item is None:
-                running -= 1
-            else:
-                yield item
-    finally:
-        stop.set()
-        while any(t.is_alive() for t in threads):
+        for row in rows:
             try:
-                done.get(timeout=0.1)
-            except queue.Empty:
-                pass
-        for thread in threads:
-            thread.join()
+                yield row, reader.read(os.path.join(store, row.name, DB_NAME), row.session, known[row.id])
+            except load().Error:
+                yield row, None
+    finally:
+        reader.close()
 
 
 def ceilings(index, q, sources, exact):
