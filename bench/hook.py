@@ -7,7 +7,10 @@ Claude Code, with Claude Code 2.1.332 payload shapes: the command hooks/hooks.js
 registers, through `/bin/sh -c` with only CLAUDE_PLUGIN_ROOT/CLAUDE_PLUGIN_DATA set, as
 Claude Code runs plugin hooks. The output shows both commands.
 Each for UserPromptSubmit, PostToolUse and Stop on ledgers of 10,000 sources,
-interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run.
+interleaved with `python3 -I -S -c pass` on the same real interpreter, in one run. The
+plugin data folder sits where the clients put it (`<home>/plugins/data/<plugin>-<market>`),
+the ledgers in it as earlier versions kept them; a warm-up run of each command moves them
+to wherever that tree keeps its store before anything is timed.
 Prints the median and p95 of each and their ratio to the baseline's median.
 
 With --compare REV, the hooks of another commit of this repository (exported with
@@ -20,15 +23,15 @@ regression.
 """
 
 import argparse
-import io
 import json
 import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
+
+from om_runs import export_commit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLUGIN = ROOT
@@ -42,6 +45,11 @@ HEAVY = {"argparse", "re", "shlex", "hashlib", "_hashlib", "json", "json.decoder
 def real_interpreter():
     base = getattr(sys, "_base_executable", None) or sys.executable
     return os.path.realpath(base)
+
+
+def data_folder(tmp, home):
+    """The plugin data folder a client gives the om plugin in a home under `tmp`."""
+    return os.path.join(tmp, home, "plugins", "data", "om-observational-memory")
 
 
 def build_ledger(store, pending):
@@ -93,11 +101,7 @@ def claude_hooks(plugin):
 
 def export_tree(rev, into):
     """The plugin root of commit `rev` of this repository, unpacked under `into`, and its Codex hooks."""
-    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
-    if archive.returncode != 0:
-        raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(into)
+    export_commit(rev, into)
     # The plugin root was plugin/ for a while (before and after, it is the repository root).
     plugin = os.path.join(into, "plugin") if os.path.isdir(os.path.join(into, "plugin", "hooks")) else into
     return plugin, codex_hooks(plugin)
@@ -155,7 +159,7 @@ def main():
             print(f"claude @{args.compare}: {' '.join(registered_argv(other_claude, 'Stop', other[0]))}")
         results = {}
         for label, pending in (("10,000 sources, 10 pending", 10), ("10,000 sources, all pending", SOURCES)):
-            store = os.path.join(tmp, f"store-{pending}")
+            store = data_folder(tmp, f"home-{pending}")
             build_ledger(store, pending)
             with open(os.path.join(store, ".om-python"), "w") as fh:
                 fh.write(python + "\n")
@@ -166,8 +170,12 @@ def main():
             claude_env = dict(clean, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
             names = ("UserPromptSubmit", "PostToolUse", "Stop")
             base, hooks = [], {f"{client} {name}": [] for client in ("codex", "claude") for name in names}
+            for name in names:  # warm up: bytecode, the store's move, the derived tables
+                timed(registered_argv(registered, name), json.dumps(events(-1)[name]).encode(), env)
+                timed(registered_argv(claude_registered, name), json.dumps(claude_events(-1)[name]).encode(),
+                      claude_env)
             if other:
-                other_store = os.path.join(tmp, f"store-{pending}-compare")
+                other_store = data_folder(tmp, f"home-{pending}-compare")
                 build_ledger(other_store, pending)
                 with open(os.path.join(other_store, ".om-python"), "w") as fh:
                     fh.write(python + "\n")
@@ -183,7 +191,7 @@ def main():
                           other_claude_env)
             # Reference floor: import _sqlite3 and commit one row (synchronous=FULL, as the ledger does).
             hooks["sqlite insert floor"] = []
-            floor = os.path.join(store, "floor.sqlite3")
+            floor = os.path.join(tmp, f"floor-{pending}.sqlite3")
             floor_argv = [python, "-I", "-S", "-c",
                           "import _sqlite3 as s; c = s.connect(%r, isolation_level=None); "
                           "c.execute('PRAGMA synchronous=FULL'); c.execute('CREATE TABLE IF NOT EXISTS t(x)'); "
@@ -207,12 +215,12 @@ def main():
                         hooks[f"claude {name} @{args.compare}"].append(
                             timed(registered_argv(other_claude, name, other[0]), payload, other_claude_env))
             results[label] = (base, hooks)
-        store = os.path.join(tmp, "store-10")
+        data = data_folder(tmp, "home-10")
         print("\nheavy modules imported by the hook process (python -X importtime):")
         for client, sample in (("codex", events), ("claude", claude_events)):
             for name, payload in sample(10_000).items():
                 proc = subprocess.run([python, "-X", "importtime", "-I", "-S", os.path.join(ROOT, "bin", "om"),
-                                       "--store", store, "hook", "--client", client],
+                                       "hook", "--client", client, "--plugin-data", data],
                                       input=json.dumps(payload).encode(), capture_output=True)
                 loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()}
                 heavy = sorted(loaded & HEAVY)

@@ -1,15 +1,18 @@
 """How the benchmarks run `om` from this tree: one subprocess runner for every script.
 
-Invariants: each call is a fresh `python -m om` of this tree's om/ (never an
-installed om, never the caller's OBSERVATIONAL_MEMORY_STORE), timed from spawn to
+Invariants: each call is a fresh `python -m om` of this tree's om/ (or of another
+commit's, exported with `export_commit`, when a benchmark compares two), never an
+installed om, never the caller's OBSERVATIONAL_MEMORY_STORE, timed from spawn to
 exit; a command that fails ends the benchmark with its stderr, since a number for
 a failed run would mean nothing.
 """
 
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,16 +23,33 @@ WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle doc
          "network socket thread lock queue worker schedule cron backup restore config flag feature").split()
 
 
-def _env():
-    env = dict(os.environ, PYTHONPATH=ROOT)
+def _env(root=ROOT):
+    env = dict(os.environ, PYTHONPATH=root)
     env.pop("OBSERVATIONAL_MEMORY_STORE", None)
     return env
 
 
-def om(store, *args, session="bench", input=None):
-    """`om --store STORE --session SESSION ARGS`: (seconds, stdout bytes)."""
-    run = measured(store, *args, session=session, input=input)
-    return run.seconds, run.stdout
+def export_commit(rev, into):
+    """Commit `rev` of this repository unpacked under `into` (`git archive`); returns `into`."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True)
+    if archive.returncode != 0:
+        raise SystemExit(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into)
+    return into
+
+
+def om(store, *args, session="bench", input=None, root=ROOT):
+    """`om --store STORE --session SESSION ARGS` of the tree at `root` (no --session when it is
+    None): (seconds, stdout bytes)."""
+    scope = ("--session", session) if session is not None else ()
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "om", "--store", store, *scope, *args],
+                       input=input, capture_output=True, env=_env(root))
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"om {' '.join(args)} failed: {p.stderr.decode()}")
+    return elapsed, p.stdout
 
 
 class Run:
@@ -88,8 +108,14 @@ def hook(store, payload):
 
     It must answer, exit 0 and say nothing on stderr.
     """
-    run = hook_run(store, payload)
-    return run.seconds, run.stdout.decode()
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "om", "--store", store, "hook", "--client", "codex"],
+                       input=data, capture_output=True, env=_env())
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0 or p.stderr:
+        raise SystemExit(f"om hook failed: {p.stderr.decode()}")
+    return elapsed, p.stdout.decode()
 
 
 def hook_run(store, payload, peak=False):

@@ -1,13 +1,21 @@
-"""Search benchmark: prints ratios to baselines measured in the same run.
+"""Search benchmark: retrieval quality and latency, each against baselines measured in the same run.
 
+- retrieval quality on LoCoMo's long conversations (bench/retrieval.py says
+  how): R@1/5/10 and MRR of `om search --sources`, of plain BM25 and of BM25
+  with om's stop words, on the half the ranking was tuned on, the held-out
+  half and the whole; with --compare REV also of REV's om, and the median
+  in-process latency of a question for both trees (runs alternated); with
+  --ablations also this tree's rule with its parts switched off one by one;
 - median `om search` latency on N sources (default 100,000) / median `om status`
   on the same ledger (target <= 2x), both as CLI subprocesses, index warm;
+  with --compare REV also each query's median over REV's, each tree on its
+  own copy of the same ledger, calls interleaved (target <= 1.5x);
 - index catch-up time per 1,000 new sources;
 - median `om capture` and PostToolUse hook latency with / without an index
   present, calls interleaved (target <= 1.10), and the same capture in
   process, capture and hook (the ledger work alone, without interpreter start-up).
 
-Usage: python bench/search.py [--sources N] [--runs R]
+Usage: python bench/search.py [--sources N] [--runs R] [--compare REV] [--only quality|latency] [--ablations]
 """
 
 import argparse
@@ -21,16 +29,16 @@ import sys
 import tempfile
 import time
 
-from om_runs import ROOT, WORDS
+import retrieval
+from om_runs import ROOT, WORDS, export_commit
 from om_runs import hook as om_hook
 from om_runs import om as om_run
 
 sys.path.insert(0, ROOT)
 
 
-def om(store, *args, input=None):
-    return om_run(store, *args, input=input)[0]
-
+def om(store, *args, input=None, root=ROOT):
+    return om_run(store, *args, input=input, root=root)[0]
 
 
 def fill(db, start, count, rng):
@@ -48,14 +56,57 @@ def median_of(fn, runs):
     return statistics.median(fn() for _ in range(runs))
 
 
+def quality(other, ablations=False):
+    """Print the retrieval-quality table (and, with another tree, its numbers and the latency ratio)."""
+    from om.search import STOP_WORDS
+
+    trees = [("om (this tree)", ROOT)] + ([(f"om ({other[0]})", other[1])] if other else [])
+    seconds = {name: [] for name, _ in trees}
+    ranked, expanded = {}, {}
+    # Alternate the trees, twice, so that drift in the machine's load hits both alike.
+    for _ in range(2 if other else 1):
+        for name, root in trees:
+            out = retrieval.rankings(root)
+            ranked[name] = out["rankings"]
+            seconds[name].extend(out["seconds"])
+            expanded[name] = out.get("expanded")
+    print(f"retrieval on LoCoMo ({len(ranked[trees[0][0]])} questions; halves by conversation)")
+    for name, _ in trees:
+        print(retrieval.line(name, retrieval.metrics(ranked[name])))
+        if expanded[name] is not None:
+            print(f"  {name}: {expanded[name]} of {len(ranked[name])} searches expanded by feedback (om.feedback)")
+    if ablations:
+        # Each row undoes one more change, most recent first, down to the rule before word forms.
+        for k in range(1, len(retrieval.ABLATIONS) + 1):
+            parts = retrieval.ABLATIONS[:k]
+            ranked_without = retrieval.rankings(ROOT, parts)["rankings"]
+            print(retrieval.line("  without " + ", ".join(parts), retrieval.metrics(ranked_without)))
+    print(retrieval.line("BM25", retrieval.metrics(retrieval.bm25_rankings())))
+    print(retrieval.line("BM25 + om's stop words", retrieval.metrics(retrieval.bm25_rankings(STOP_WORDS))))
+    medians = {name: statistics.median(v) for name, v in seconds.items()}
+    for name, m in medians.items():
+        print(f"{name} median in-process search of a question: {m * 1000:.2f} ms")
+    if other:
+        ratio = medians[trees[0][0]] / medians[trees[1][0]]
+        print(f"in-process question latency, this tree / {other[0]}: {ratio:.2f}x (target <= 1.50)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sources", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--compare", metavar="REV", help="also measure commit REV of this repository (e.g. main)")
+    ap.add_argument("--only", choices=("quality", "latency"))
+    ap.add_argument("--ablations", action="store_true", help="also rank with each part of the rule switched off")
     a = ap.parse_args()
     rng = random.Random(7)
     work = tempfile.mkdtemp(prefix="om-bench-search-")
     try:
+        other = (a.compare, export_commit(a.compare, os.path.join(work, "compare"))) if a.compare else None
+        if a.only != "latency":
+            quality(other, a.ablations)
+        if a.only == "quality":
+            return
         store = os.path.join(work, "store")
         om(store, "status")
         from om.ledger import Ledger
@@ -63,11 +114,17 @@ def main():
         with Ledger.open(store, "bench") as led:
             db = led.path
         fill(db, 0, a.sources, rng)
+        theirs = os.path.join(work, "theirs")
+        print(f"sources: {a.sources}")
+        if other:
+            shutil.copytree(store, theirs)
+            t = time.perf_counter()
+            om(theirs, "search", "--sources", "warmup", root=other[1])
+            print(f"first search with {other[0]} (full index build + query): {time.perf_counter() - t:.2f} s")
 
         t = time.perf_counter()
         om(store, "search", "--sources", "warmup")
         first = time.perf_counter() - t
-        print(f"sources: {a.sources}")
         print(f"first search (full index build + query): {first:.2f} s")
 
         queries = [["--sources", "redis timeout"], ["--sources", "item4242"], ["--sources", "why did the deploy fail on retry"],
@@ -75,6 +132,15 @@ def main():
         status = median_of(lambda: om(store, "status"), a.runs)
         print(f"status median: {status * 1000:.1f} ms")
         for q in queries:
+            if other:
+                ours, base = [], []
+                for i in range(a.runs):
+                    for side in ((store, ROOT, ours), (theirs, other[1], base))[:: 1 if i % 2 else -1]:
+                        side[2].append(om(side[0], "search", *q, root=side[1]))
+                s, b = statistics.median(ours), statistics.median(base)
+                print(f"search {' '.join(q)!r}: {s * 1000:.1f} ms  ratio to status {s / status:.2f}x"
+                      f"  ratio to {other[0]} ({b * 1000:.1f} ms) {s / b:.2f}x (target <= 1.50)")
+                continue
             s = median_of(lambda q=q: om(store, "search", *q), a.runs)
             print(f"search {' '.join(q)!r}: {s * 1000:.1f} ms  ratio to status {s / status:.2f}x")
 

@@ -5,10 +5,12 @@ Invariants:
   status. Handlers (the table of commands, `om.commands.COMMANDS`) return a
   `Reply` or raise `om.errors.OmError`; `main` is the one boundary that turns
   either into output and an exit code.
-- The registered hook command (`--store DIR hook --client NAME`, exactly)
-  goes straight to the client's adapter: it loads neither argparse nor the
-  command table, which every other command line loads (`om.commands`, where
-  `--store`/`--session` are read either side of the command word, once each).
+- The registered hook commands (`hook --client NAME --plugin-data DIR`, what
+  the plugin's launcher runs, and `--store DIR hook --client NAME`, the
+  settings-file form), spelled exactly so, go straight to the client's adapter:
+  they load neither argparse nor the command table, which every other command
+  line loads (`om.commands`, where `--store`/`--session` are read either side of
+  the command word, once each).
 - Run as the process, every command line ends in `_end`: output flushed, then
   `_exit`, without interpreter teardown. So handlers leave nothing for it:
   no threads, no atexit handlers, no file or temporary directory left open.
@@ -35,9 +37,11 @@ def main(argv=None):
     program = argv is None  # run as the process itself, not called from other code
     if program:
         argv = sys.argv[1:]
+    # The registered hook commands: skip the command table and argparse (several ms per event).
     if len(argv) == 5 and argv[0] == "--store" and argv[2:4] == ["hook", "--client"] and argv[4] in CLIENTS:
-        # The registered hook command: skip the command table and argparse (several ms per event).
-        code = _fast_hook(argv[1], argv[4])
+        code = _fast_hook(argv[4], store=argv[1])
+    elif len(argv) == 5 and argv[:2] == ["hook", "--client"] and argv[2] in CLIENTS and argv[3] == "--plugin-data":
+        code = _fast_hook(argv[2], plugin_data=argv[4])
     else:
         code = _command_line(argv)
     if program:
@@ -91,10 +95,10 @@ def _command_line(argv):
     return code
 
 
-def _fast_hook(store, client):
-    from om.adapter import client_hook
+def _fast_hook(client, store=None, plugin_data=None):
+    from om.adapter import run_client_hook
 
-    out = client_hook(client).run_hook(store, sys.stdin.buffer, sys.stderr)
+    out = run_client_hook(client, sys.stdin.buffer, sys.stderr, store, plugin_data)
     if out:
         try:
             # Bytes, whatever the locale: the response may carry any Unicode.

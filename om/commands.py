@@ -64,8 +64,28 @@ class Command:
 def _store_path(args):
     store = args.store if args.store is not None else os.environ.get(STORE_ENV)
     if not store:
-        raise UsageError(f"om: --store is required (or set {STORE_ENV})")
+        raise UsageError(f"om: --store is required (or set {STORE_ENV}=DIR); " + _stores_here())
     return store
+
+
+def _stores_here():
+    """The stores of this user's clients that exist, each as the exact argument (there is no implicit store)."""
+    from om.fastpath import shell_quote
+    from om.location import CLIENTS, client_store, display_name, has_sessions, plugin_data_dir
+
+    found, missing = [], []
+    for client in CLIENTS:
+        store, data = client_store(client), plugin_data_dir(client)
+        if os.path.isdir(store):
+            found.append(f"--store {shell_quote(store)} ({display_name(client)})")
+        elif has_sessions(data):
+            found.append(f"--store {shell_quote(data)} ({display_name(client)}, where an earlier version kept it;"
+                         " its next hook moves it)")
+        else:
+            missing.append(f"{display_name(client)}'s would be {store}")
+    if found:
+        return "the stores here: " + ", ".join(found)
+    return "no client store exists yet (" + "; ".join(missing) + ")"
 
 
 def _session(args):
@@ -96,13 +116,31 @@ def _open(args):
     return Ledger.open(_store_path(args), _session(args))
 
 
+def _read(args):
+    """The session's ledger for a reading command: nothing is created when there is none (Ledger.read)."""
+    from om.ledger import Ledger
+
+    return Ledger.read(_store_path(args), _session(args))
+
+
 def _never_captured(ledger):
     """The notice for a session id under which this store holds no evidence, else None."""
+    if ledger.absent:
+        return _absent(ledger)
     if ledger.has_sources():
         return None
     from om.render import never_captured_notice
 
     return never_captured_notice(ledger.session, ledger.store)
+
+
+def _absent(ledger):
+    """The notice of a reading command that found no ledger (and created none), else None."""
+    if not ledger.absent:
+        return None
+    from om.render import no_ledger_notice
+
+    return no_ledger_notice(ledger.session, ledger.store, os.path.isdir(ledger.store))
 
 
 # -- the commands: one `_add_<verb>` (its arguments) and one `_run_<verb>` each -------
@@ -133,6 +171,17 @@ def _run_check_compatibility(args):
     return _json({"compatible": True})
 
 
+def _add_capture(p):
+    import argparse
+
+    from om.schema import CAPTURE
+
+    # The fields as om.schema describes them (the one description the MCP schema uses too).
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = "stdin fields:\n" + "\n".join(f"  {f.name:5} {f.description}" for f in CAPTURE.fields.values()) + (
+        "\nThe same kind, key and text again is the same source: a no-op that prints its id.")
+
+
 def _run_capture(args):
     from om.schema import CAPTURE, validate
 
@@ -142,8 +191,8 @@ def _run_capture(args):
 
 
 def _run_pending(args):
-    with _open(args) as ledger:
-        return _json(ledger.pending())
+    with _read(args) as ledger:
+        return _json(ledger.pending(), notice=_absent(ledger))
 
 
 def _run_apply(args):
@@ -155,14 +204,14 @@ def _run_apply(args):
 
 
 def _run_status(args):
-    with _open(args) as ledger:
-        return _json(ledger.status())
+    with _read(args) as ledger:
+        return _json(ledger.status(), notice=_absent(ledger))
 
 
 def _run_prime(args):
     from om.views import prime_text
 
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         return Reply(prime_text(ledger), notice=_never_captured(ledger))
 
 
@@ -171,7 +220,7 @@ def _add_view(p):
 
 
 def _run_view(args):
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         if args.all:
             return _json(ledger.entries(), notice=_never_captured(ledger))
         from om.views import view_text
@@ -184,7 +233,7 @@ def _add_recall(p):
 
 
 def _run_recall(args):
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         try:
             return _json(ledger.recall(args.id))
         except NotFound as e:
@@ -239,7 +288,7 @@ def _run_search(args):
         return _search_all(args)
     from om.search import search
 
-    with _open(args) as ledger:
+    with _read(args) as ledger:
         result = search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
         return _json(result, notice=_never_captured(ledger))
 
@@ -258,25 +307,79 @@ def _add_sessions(p):
     p.add_argument("--project", help="only sessions of the project holding DIR")
     p.add_argument("--json", action="store_true", help="print the listing as one JSON document")
     p.add_argument("--remove", metavar="ID", help="delete session ID from the store for good")
-    p.add_argument("-y", "--yes", action="store_true", help="with --remove: do not ask for confirmation")
+    p.add_argument("--prune", action="store_true", help="delete the sessions inactive for --inactive-for DAYS")
+    p.add_argument("--inactive-for", metavar="DAYS", type=int, help="with --prune: days without activity")
+    p.add_argument("--dry-run", action="store_true", help="with --prune: list what would be deleted")
+    p.add_argument("-y", "--yes", action="store_true", help="with --remove or --prune: do not ask for confirmation")
 
 
 def _run_sessions(args):
     from om.sessions import catalogue
 
+    if args.prune:
+        return _prune(args)
+    if args.inactive_for is not None or args.dry_run:
+        raise UsageError("om: sessions: --inactive-for and --dry-run go with --prune")
     if args.remove is None:
         if args.yes:
-            raise UsageError("om: sessions: -y goes with --remove ID")
+            raise UsageError("om: sessions: -y goes with --remove ID or --prune")
         text, skipped = catalogue.listing_text(_store_path(args), args.project, args.json, progress=sys.stderr)
         return Reply(text, notice=_skipped({"skipped": skipped}))
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)
+    _confirm(f"om: remove {what} from {store} for good?", args.yes, "removing a session")
+    return _json(catalogue.remove_session(store, directory, args.remove))
+
+
+def _confirm(question, yes, what):
     from om.selfupdate.command import confirm
 
-    confirm(f"om: remove {what} from {store} for good?", args.yes, sys.stdin, sys.stderr,
-            "om: removing a session needs confirmation; rerun with -y")
-    return _json(catalogue.remove_session(store, directory, args.remove))
+    confirm(question, yes, sys.stdin, sys.stderr, f"om: {what} needs confirmation; rerun with -y")
+
+
+def _prune(args):
+    from om.sessions import catalogue
+
+    if args.remove is not None or args.json:
+        raise UsageError("om: sessions --prune takes no --remove or --json")
+    if args.inactive_for is None:
+        raise UsageError("om: sessions --prune needs --inactive-for DAYS")
+    store, cutoff, rows, skipped = catalogue.inactive(_store_path(args), args.inactive_for, args.project)
+    notice = _skipped({"skipped": skipped})
+    if args.dry_run or not rows:
+        return _json({"store": store, "before": cutoff, "dry_run": args.dry_run, "pruned": rows, "in_use": [],
+                      "active": [], "skipped": skipped}, notice=notice)
+    names = ", ".join(catalogue.printable(row["session"]) for row in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    _confirm(f"om: remove {len(rows)} session(s) inactive since before {cutoff} ({names}) from {store} for good?",
+             args.yes, "pruning sessions")
+    report = catalogue.prune(store, rows, cutoff)
+    notice += [f"om: kept {session}: in use by another process" for session in report["in_use"]]
+    return _json(dict(report, dry_run=False, skipped=skipped), notice=notice)
+
+
+def _add_forget(p):
+    p.add_argument("--all-sessions", action="store_true", help="forget in every session of the store")
+    p.add_argument("--text", action="append", metavar="LITERAL", help="every occurrence of LITERAL (repeatable)")
+    p.add_argument("--source", action="append", metavar="ID", help="the whole text of source s-... (repeatable)")
+    p.add_argument("--entry", action="append", metavar="ID", help="the whole text of entry o-/r-... (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="list what would change (ids and counts), change nothing")
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
+
+def _run_forget(args):
+    from om import forget
+
+    if args.all_sessions == (args.session is not None):
+        raise UsageError("om: forget needs --session ID or --all-sessions (one of them)")
+    request = forget.request(args.text, args.source, args.entry)
+    plan = forget.prepare(_store_path(args), args.session, args.all_sessions, request)
+    if args.dry_run:
+        report = forget.dry_run(plan)
+    else:
+        _confirm(f"om: {plan.describe()}, for good?", args.yes, "forgetting")
+        report = forget.carry_out(plan)
+    return _json(report, notice=forget.notices(report))
 
 
 def _skipped(report):
@@ -298,6 +401,24 @@ def _run_export(args):
     return Reply(text, notice=notice)
 
 
+def _add_ingest(p):
+    p.add_argument("--client", required=True, choices=list(CLIENTS), help="whose transcripts to read")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="transcript files or folders (default: the client's own transcript folder)")
+    p.add_argument("--project", metavar="DIR", help="only sessions of the project holding DIR")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only transcripts modified on or after that day")
+    p.add_argument("--dry-run", action="store_true", help="report what would be captured; write nothing")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON document")
+
+
+def _run_ingest(args):
+    from om.ingest import render, run
+
+    report = run(_store_path(args), args.client, args.paths, args.session, args.project, args.since, args.dry_run)
+    notices = [f"om: could not read {item['transcript']}: {item['error']}" for item in report["unreadable"]]
+    return Reply(_json_out(report) if args.json else render(report), notice=notices)
+
+
 def _add_doctor(p):
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
 
@@ -310,23 +431,40 @@ def _run_doctor(args):
     return Reply(text, 1 if report["status"] == "fail" else 0)
 
 
+def _add_mcp(p):
+    p.add_argument("--client", choices=list(CLIENTS), help="the client that starts this server (with --plugin-data)")
+    _add_plugin_data(p)
+
+
 def _run_mcp(args):
     from om.mcp import serve
 
+    if args.plugin_data is not None and args.store is not None:
+        raise UsageError("om: mcp takes --store or --plugin-data, not both")
     # The server owns stdout (protocol only) until end of input.
-    serve(args.store, sys.stdin.buffer, sys.stdout.buffer)
+    serve(args.store, sys.stdin.buffer, sys.stdout.buffer, client=args.client, plugin_data=args.plugin_data)
     return Reply()
 
 
 def _add_hook(p):
     p.add_argument("--client", required=True, choices=list(CLIENTS))
+    _add_plugin_data(p)
+
+
+def _add_plugin_data(p):
+    p.add_argument("--plugin-data", metavar="DIR",
+                   help="the data folder the client gives the om plugin: the store is then the client's own "
+                        "(CODEX_HOME/om, CLAUDE_CONFIG_DIR/om), moved there from DIR once")
 
 
 def _run_hook(args):
-    from om.adapter import client_hook
+    from om.adapter import run_client_hook
 
+    if args.plugin_data is not None and args.store is not None:
+        raise UsageError("om: hook takes --store or --plugin-data, not both")
+    store = None if args.plugin_data is not None else _store_path(args)
     # The hook owns its own output and never raises past this point.
-    return Reply(client_hook(args.client).run_hook(_store_path(args), sys.stdin.buffer, sys.stderr))
+    return Reply(run_client_hook(args.client, sys.stdin.buffer, sys.stderr, store, args.plugin_data))
 
 
 def _add_self(s):
@@ -341,6 +479,9 @@ def _add_self(s):
     c.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     ss.add_parser("rollback", help="switch back to the previously installed version")
     ss.add_parser("install", help="install the running zipapp as the `om` command")
+    un = ss.add_parser("uninstall", help="remove the standalone om (launcher, versions, settings, shiv's unpacked "
+                                         "copies); the memory stays")
+    un.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
 
 def _run_self(args):
@@ -354,7 +495,8 @@ COMMANDS = (
     Command("capabilities", "print version, protocol and clients as JSON (no store)", None, _run_capabilities),
     Command("check-compatibility", "exit 0 when this runtime speaks a protocol for a client",
             _add_check_compatibility, _run_check_compatibility),
-    Command("capture", "record one source read as {kind,text,key} JSON on stdin", None, _run_capture),
+    Command("capture", "record one source read as {kind,text,key} JSON on stdin", _add_capture, _run_capture,
+            ((), {})),
     Command("pending", "print evidence not yet covered by a checkpoint", None, _run_pending),
     Command("apply", "apply a checkpoint read as JSON on stdin", None, _run_apply),
     Command("status", "print the session's ledger status", None, _run_status),
@@ -370,22 +512,35 @@ COMMANDS = (
     Command("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON",
             _add_search, _run_search, (("query+",), {"sources": False, "include_retired": False, "limit": 10,
                                                       "all_sessions": False, "project": None})),
-    Command("sessions", "list the store's sessions, most recent first, or remove one", _add_sessions, _run_sessions,
-            ((), {"project": None, "json": False, "remove": None, "yes": False})),
+    Command("sessions", "list the store's sessions, most recent first, or remove one or the inactive ones",
+            _add_sessions, _run_sessions,
+            ((), {"project": None, "json": False, "remove": None, "prune": False, "inactive_for": None,
+                  "dry_run": False, "yes": False})),
+    Command("forget", "take text out of memory for good: literals, or sources and entries by id", _add_forget,
+            _run_forget),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
             _add_export, _run_export),
-    Command("doctor", "check runtime, store, Codex hooks and capture receipts (store: --store, "
-            f"${STORE_ENV}, or the Codex plugin's data folder)", _add_doctor, _run_doctor, ((), {"json": False})),
+    Command("ingest", "capture what the hooks missed from a client's transcripts (Codex rollouts, Claude Code "
+            "transcripts), with the hooks' own source ids", _add_ingest, _run_ingest),
+    Command("doctor", "check the runtime, the stores, and each client om is set up in (Codex, Claude Code): "
+            f"plugin, hooks, MCP server, capture (also checks --store or ${STORE_ENV})", _add_doctor, _run_doctor,
+            ((), {"json": False})),
     Command("mcp", "serve the ledger as MCP tools over stdio (JSON-RPC 2.0, one message a line; store: "
-            f"--store, ${STORE_ENV}, else the Codex plugin data folder)", None, _run_mcp),
+            f"--store, the client's store for --plugin-data, ${STORE_ENV}, else the store of the installed "
+            "plugin it runs from)", _add_mcp, _run_mcp, ((), {"client": None, "plugin_data": None})),
     Command("hook", "handle one client hook event on stdin (fails open)", _add_hook, _run_hook),
-    Command("self", "update, switch channel, roll back or install this standalone om", _add_self, _run_self),
+    Command("self", "update, switch channel, roll back, install or uninstall this standalone om", _add_self,
+            _run_self),
 )
 
 
 # -- parsing ------------------------------------------------------------------------
 
 _SCOPE = {"--store": "store", "--session": "session"}
+#: The command that reads no store or session (and is always read by argparse): no --store or --session.
+_UNSCOPED = ("self",)
+#: Commands whose stderr is not the CLI's to add to (the hook's and the server's own).
+_OWN_OUTPUT = ("hook", "mcp")
 _BY_NAME = {command.name: command for command in COMMANDS}
 
 
@@ -506,9 +661,10 @@ def _parser(only=None):
     def scope(parser, suffix):
         # After the command word the values land in their own attributes: argparse
         # copies a subparser's whole namespace over its parent's.
-        parser.add_argument("--store", dest="store" + suffix, action=Once,
+        parser.add_argument("--store", dest="store" + suffix, metavar="STORE", action=Once,
                             help=f"store directory (default: ${STORE_ENV})")
-        parser.add_argument("--session", dest="session" + suffix, action=Once, help="session identity")
+        parser.add_argument("--session", dest="session" + suffix, metavar="SESSION", action=Once,
+                            help="session identity")
 
     p = Parser(prog="om", description="Observational memory for coding agents.")
     p.add_argument("--version", action="version", version=f"om {__version__}")
@@ -518,7 +674,8 @@ def _parser(only=None):
         if only is not None and command.name != only:
             continue
         c = sub.add_parser(command.name, help=command.help, description=command.help)
-        scope(c, "_after")
+        if command.name not in _UNSCOPED:
+            scope(c, "_after")
         if command.add is not None:
             command.add(c)
     return p
@@ -562,11 +719,23 @@ def merge_scope(args):
 
 
 def dispatch(args):
-    """Run the command `args` names: its handler's Reply."""
+    """Run the command `args` names: its handler's Reply, which also says when the command made a new store."""
     command = _BY_NAME.get(args.command)
     if command is None:
         raise UsageError("om: a command is required (see om --help)")
-    return command.run(args)
+    given = args.store if args.store is not None else os.environ.get(STORE_ENV)
+    if not given or command.name in _OWN_OUTPUT:
+        return command.run(args)
+    from om.store import canonical_store
+
+    store = canonical_store(given)
+    existed = os.path.lexists(store)
+    reply = command.run(args)
+    if not existed and os.path.isdir(store):
+        # A store nobody meant, often: a relative --store run from another directory.
+        where = "" if os.path.isabs(os.path.expanduser(given)) else f" (--store {given} from {os.getcwd()})"
+        reply.notices += (f"om: created a new store {store}{where}",)
+    return reply
 
 
 def run(argv):

@@ -1,25 +1,42 @@
-"""Secret redaction applied to text before it is hashed or stored.
+"""Secret redaction applied to text before it is hashed or stored, and the
+`<private>` spans of user prompts taken out before that (``strip_private``).
 
 Invariant: ``redact(text)`` is a pure, total function of ``text`` (it never
 raises on any ``str``, lone surrogates and NUL included), it is idempotent
 (``redact(redact(t)) == redact(t)``), and every recognised secret is replaced by
 the constant ``MARKER``, v1's ``[REDACTED CREDENTIAL]`` for every rule (one
 marker, one meaning). Because source, observation and reflection IDs are
-hashes of redacted text, the rules below are part of the storage format: the
-three legacy rules come first, unchanged and in their historical order, so text
-the earlier implementations stored keeps its ID; the later rules only change
-IDs of text containing a newly recognised secret.
+hashes of redacted text, the rules below are part of the storage format:
+``redact(t) == additional(v1_redact(t))``. ``v1_redact`` is exactly what the
+earlier implementations did (their three RE2 patterns, in their order), so text
+they stored keeps its ID; the additional rules run on its result and change
+only text v1 left alone (a marker is never rewritten), so they change only IDs
+of text containing a newly recognised secret.
 
-Rules, applied in this order (``\\b`` is ASCII-word based and whitespace means
-``[\\t\\n\\f\\r ]``, as in RE2 which the earlier implementations used):
+v1's rules (``v1_redact``), each replacing every leftmost-first,
+non-overlapping match of its pattern in the result of the one before, as Go's
+``regexp.ReplaceAllString`` did:
 
-1. PEM private key blocks, ``-----BEGIN … PRIVATE KEY-----`` through
-   ``-----END … PRIVATE KEY-----`` across lines (legacy).
-2. ``sk-`` tokens of 16+ ``[A-Za-z0-9_-]`` after a word boundary, and GitHub
-   tokens ``gh[pousr]_`` with 20+ alphanumerics, word-bounded (legacy).
-3. ``Bearer <token>`` (token ``[A-Za-z0-9._~+/=-]+``), case-insensitive, the
-   word included and not word-bounded (legacy; it also hits prose such as
-   "bearer of", kept for ID compatibility).
+1. ``(?s)-----BEGIN [^-]*PRIVATE KEY-----.*?-----END [^-]*PRIVATE KEY-----``:
+   a PEM private key block, any label (``-----BEGIN rsa PRIVATE KEY-----``),
+   through the nearest end line.
+2. ``\\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,})\\b``: the trailing
+   boundary backtracks, so ``sk-abcdefghijklmnop-`` keeps its last ``-``, and a
+   ``gh…_`` token glued to a ``_`` is no match.
+3. ``(?i)\\bBearer\\s+[A-Za-z0-9._~+/-]+=*``: the word is included (prose such
+   as "bearer of" is hit too), ``xBearer`` is not, and only ``=`` padding ends
+   the token (``Bearer abc=def`` keeps ``def``). Go's ``(?i)`` folds the class
+   too, so ``ſ`` (U+017F) and the Kelvin sign (U+212A) are token characters.
+
+RE2 semantics throughout: ``\\b`` is ASCII-word based, ``\\s`` is
+``[\\t\\n\\f\\r ]`` (no vertical tab), ``[^-]`` and ``(?s).`` match newlines.
+They are implemented as plain string scans (no ``re``: linear in the text, and
+the hook never imports ``re`` for them); tests compare them with the patterns
+compiled by Python's ``re``.
+
+The additional rules, applied in this order after v1's (``\\b`` and
+whitespace as above):
+
 4. Vendor tokens: ``github_pat_…``, AWS access key ids (``AKIA``/``ASIA``/
    ``ABIA``/``ACCA`` + 16 ``[A-Z0-9]``), Slack ``xox[abposr]-…``, Stripe
    ``[sr]k_(live|test)_…``, Google ``AIza…``, npm ``npm_…``, PyPI
@@ -65,44 +82,52 @@ Value heuristic (rules 6 and 7) - a value is treated as a secret when ALL hold:
   and ``MIIEvQIBADANBgkq`` are redacted; ``production``, ``prod-db-secret``,
   ``getAccessTokenValue`` and ``config.api_key`` are not.
 
-Cost: ``re`` is imported and the patterns compiled only when a plain substring
-precheck finds a trigger for some rule; text without any trigger is returned
-as is. Hooks import this module on every event, so this matters.
+Private spans (``strip_private``, om's extension to v1, applied to user prompts
+only, before redaction): each ``<private>…</private>`` span, tags included and
+tags matched in any ASCII case, becomes ``PRIVATE_MARKER``; spans nest (the span
+ends where its own closing tag is); an opening tag never closed keeps everything
+after it out, and a closing tag never opened everything before it, so a span
+cut in two (a prompt trimmed to the capture limit) never leaks its other half.
+Text without a ``<`` costs one substring search.
+
+Cost: v1's rules are a few substring searches on text without their trigger
+words. For the additional rules, ``re`` is imported and the patterns compiled
+only when a plain substring precheck (``_triggered``) finds a trigger for
+some rule; it never skips a rule that would match (a property test compares it
+with running every rule). Hooks import this module on every event, so this
+matters.
 """
 
 MARKER = "[REDACTED CREDENTIAL]"
+#: What a `<private>` span of a user prompt becomes (docs/forget.md).
+PRIVATE_MARKER = "[PRIVATE]"
+_OPEN, _CLOSE = "<private>", "</private>"
 
 _WS = "[\\t\\n\\f\\r ]"
 
-# (name, precheck, pattern source, replacement kind). Order is the format.
+# (name, pattern source, replacement kind) of the additional rules. Order is the format.
 _RULES = (
-    ("pem", "-----BEGIN",
-     "-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)-----END [A-Z ]*PRIVATE KEY-----", None),
-    ("sk_gh", None,
-     r"\bsk-[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}\b", None),
-    ("bearer", None,
-     r"bearer" + _WS + r"+[A-Za-z0-9._~+/=-]+", "whole"),
-    ("github_pat", "github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{20,}", None),
-    ("aws", None, r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", None),
-    ("slack", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", None),
-    ("stripe", None, r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", None),
-    ("google", "AIza", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", None),
-    ("npm", "npm_", r"\bnpm_[A-Za-z0-9]{36}\b", None),
-    ("pypi", "pypi-", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{30,}", None),
-    ("vault", "hvs.", r"\bhvs\.[A-Za-z0-9_-]{24,}", None),
-    ("jwt", "eyJ",
+    ("github_pat", r"\bgithub_pat_[A-Za-z0-9_]{20,}", None),
+    ("aws", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", None),
+    ("slack", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", None),
+    ("stripe", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", None),
+    ("google", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", None),
+    ("npm", r"\bnpm_[A-Za-z0-9]{36}\b", None),
+    ("pypi", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{30,}", None),
+    ("vault", r"\bhvs\.[A-Za-z0-9_-]{24,}", None),
+    ("jwt",
      r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None),
-    ("url", "://",
+    ("url",
      r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}://)([^\t\n\f\r /?#@:\"'<>]{0,256}):"
      r"([^\t\n\f\r /?#\"'<>]{1,1024})@", "url"),
-    ("authorization", None,
+    ("authorization",
      r"\b(authorization\\?[\"']?" + _WS + r"*[:=][\t ]*\\?[\"']?)"
      r"(?:([A-Za-z][A-Za-z0-9_.+-]{0,40})[\t ]+)?"
      r"([^\t\n\f\r \"'\\`,;<>]+)", "authorization"),
     # Anchored on the keyword, not the name start: a leading run of name
     # characters would make the engine try every offset of every identifier.
     # The name's head is found by walking back (see _replace_assignment).
-    ("assignment", None,
+    ("assignment",
      r"((?:secret|token|pass|pwd|key|credential)[A-Za-z0-9_.-]{0,64})"
      r"\\?[\"']?[\t ]*(?::=|=>|[:=])[\t ]*"
      r"(?:\\?\"([^\"\\\r\n]+)\\?\"|'([^'\\\r\n]+)'"
@@ -111,19 +136,185 @@ _RULES = (
 
 _ASSIGNMENT_WORDS = ("secret", "token", "pass", "pwd", "key", "credential")
 
+
+# -- v1's three rules, as string scans -------------------------------------------
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_WORD = frozenset(_ALNUM + "_")  # RE2's ASCII word characters
+_RE2_SPACE = "\t\n\f\r "
+_SPACE_SET = frozenset(_RE2_SPACE)
+_SK_CHARS = _ALNUM + "_-"
+_BEARER_CHARS = _ALNUM + "._~+/-\u017f\u212a"
+_GH_KINDS = "pousr"
+
+
+def v1_redact(text):
+    """``text`` after v1's three rules, exactly as the earlier implementations stored it."""
+    return _v1_redact(text, text.lower(), "_" in text)
+
+
+def _v1_redact(text, lower, underscore):
+    """v1_redact, given ``text.lower()`` and whether ``text`` holds a ``_``; returns
+    ``text`` itself when nothing matched."""
+    original = text
+    if "-----BEGIN " in text:
+        text = _pem(text)
+    if "sk-" in text or underscore and "gh" in text:
+        text = _tokens(text)
+    # A marker holds no "bearer" and splits any word it lands in, so the
+    # original's lowering still tells whether the rule can match.
+    if "bearer" in lower:
+        # The scan needs the offsets of ``text``: ASCII letters lowered, nothing else.
+        ascii_lower = lower if text is original and text.isascii() else _ascii_lower(text)
+        text = _bearer(text, ascii_lower)
+    return text
+
+
+def _run_end(text, start, chars):
+    """The end of the run of `chars` starting at `start` (C-speed strips of bounded slices)."""
+    while True:
+        chunk = text[start:start + 64]
+        rest = len(chunk.lstrip(chars))
+        if rest or len(chunk) < 64:
+            return start + len(chunk) - rest
+        start += 64
+
+
+def _key_line_end(text, start):
+    """Where ``[^-]*PRIVATE KEY-----`` starting at `start` puts its dashes, or -1.
+
+    ``[^-]*`` stops at the first ``-``, so that dash must open the ``-----``
+    right after ``PRIVATE KEY``: one candidate, no search."""
+    dash = text.find("-", start)
+    if dash - 11 >= start and text.startswith("PRIVATE KEY", dash - 11) and text.startswith("-----", dash):
+        return dash
+    return -1
+
+
+def _pem(text):
+    parts, last, pos = [], 0, 0
+    while True:
+        begin = text.find("-----BEGIN ", pos)
+        if begin < 0:
+            break
+        dashes = _key_line_end(text, begin + 11)
+        if dashes < 0:
+            pos = begin + 1
+            continue
+        end = _pem_end(text, dashes + 5)
+        if end < 0:
+            break  # no end line after this one: none after a later begin either
+        parts.append(text[last:begin])
+        parts.append(MARKER)
+        last = pos = end
+    return _joined(parts, text, last)
+
+
+def _pem_end(text, pos):
+    """End of the nearest ``-----END [^-]*PRIVATE KEY-----`` at or after `pos` (``.*?``), or -1."""
+    while True:
+        start = text.find("-----END ", pos)
+        if start < 0:
+            return -1
+        dashes = _key_line_end(text, start + 9)
+        if dashes >= 0:
+            return dashes + 5
+        pos = start + 1
+
+
+def _tokens(text):
+    parts, last = [], 0
+    sk, gh = text.find("sk-"), _next_gh(text, 0)
+    while sk >= 0 or gh >= 0:
+        start = sk if gh < 0 or 0 <= sk < gh else gh
+        if start and text[start - 1] in _WORD:
+            end = -1
+        else:
+            end = _sk_end(text, start) if start == sk else _gh_end(text, start)
+        if end < 0:
+            resume = start + 1
+        else:
+            parts.append(text[last:start])
+            parts.append(MARKER)
+            last = resume = end
+        if sk >= 0 and sk < resume:
+            sk = text.find("sk-", resume)
+        if gh >= 0 and gh < resume:
+            gh = _next_gh(text, resume)
+    return _joined(parts, text, last)
+
+
+def _next_gh(text, pos):
+    while True:
+        pos = text.find("gh", pos)
+        if pos < 0 or text[pos + 2:pos + 3] in _GH_KINDS and text.startswith("_", pos + 3):
+            return pos
+        pos += 1
+
+
+def _sk_end(text, start):
+    """``sk-[A-Za-z0-9_-]{16,}\\b`` at `start`: the longest run ending on a word boundary."""
+    body = start + 3
+    end = _run_end(text, body, _SK_CHARS)
+    if end - body < 16:
+        return -1
+    if text[end - 1] != "-":
+        return end  # a word character, and what follows the run is none
+    # Inside the run a boundary lies only between a word character and "-".
+    end = body + len(text[body:end].rstrip("-"))
+    return end if end - body >= 16 else -1
+
+
+def _gh_end(text, start):
+    """``gh[pousr]_[A-Za-z0-9]{20,}\\b`` at `start` (its prefix already checked)."""
+    body = start + 4
+    end = _run_end(text, body, _ALNUM)
+    if end - body < 20 or text.startswith("_", end):
+        return -1
+    return end
+
+
+def _bearer(text, haystack):
+    parts, last, pos = [], 0, 0
+    while True:
+        start = haystack.find("bearer", pos)
+        if start < 0:
+            break
+        pos = start + 1
+        token = start + 6
+        if start and text[start - 1] in _WORD or text[token:token + 1] not in _SPACE_SET:
+            continue
+        token += 1
+        if text[token:token + 1] in _SPACE_SET:
+            token = _run_end(text, token, _RE2_SPACE)
+        end = _run_end(text, token, _BEARER_CHARS)
+        if end == token:
+            continue
+        if text.startswith("=", end):
+            end = _run_end(text, end, "=")
+        parts.append(text[last:start])
+        parts.append(MARKER)
+        last = pos = end
+    return _joined(parts, text, last)
+
+
+def _joined(parts, text, last):
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+# -- the additional rules ----------------------------------------------------------
+
 _compiled = None
 
 
-def _triggered(text):
-    """Names of the rules that could match, by plain substring tests only."""
+def _triggered(text, lower, underscore):
+    """Names of the additional rules that could match, by plain substring tests only.
+
+    `underscore` may be True for a text without one (it only costs more tests)."""
     hits = set()
-    if "-----BEGIN" in text:
-        hits.add("pem")
-    underscore = "_" in text
-    if "sk-" in text or underscore and (
-            "ghp_" in text or "gho_" in text or "ghu_" in text or "ghs_" in text
-            or "ghr_" in text):
-        hits.add("sk_gh")
     if underscore:
         if "github_pat_" in text:
             hits.add("github_pat")
@@ -131,7 +322,7 @@ def _triggered(text):
             hits.add("stripe")
         if "npm_" in text:
             hits.add("npm")
-    if "AKIA" in text or "ASIA" in text or "ABIA" in text or "ACCA" in text:
+    if "IA" in text and ("AKIA" in text or "ASIA" in text or "ABIA" in text) or "ACCA" in text:
         hits.add("aws")
     if "xox" in text:
         hits.add("slack")
@@ -145,9 +336,6 @@ def _triggered(text):
         hits.add("jwt")
     if "://" in text and "@" in text:
         hits.add("url")
-    lower = text.lower()
-    if "bearer" in lower:
-        hits.add("bearer")
     if "=" in text or ":" in text:
         if "authorization" in lower:
             hits.add("authorization")
@@ -160,9 +348,20 @@ def _triggered(text):
 
 def redact(text):
     """Return ``text`` with every recognised secret replaced by ``MARKER``."""
-    hits = _triggered(text)
-    if not hits:
-        return text
+    # One lowering serves both v1's Bearer rule and the precheck: text.lower()
+    # finds every ASCII-case-insensitive "bearer" (it can only find more).
+    lower, underscore = text.lower(), "_" in text
+    redacted = _v1_redact(text, lower, underscore)
+    if redacted is not text:
+        # v1's markers only take characters away: `underscore` may stay.
+        text, lower = redacted, redacted.lower()
+    hits = _triggered(text, lower, underscore)
+    if hits:
+        text = _additional(text, hits)
+    return text
+
+
+def _additional(text, hits):
     for name, compiled, decide in _rules():
         if name in hits:
             if decide is None:
@@ -170,6 +369,40 @@ def redact(text):
             else:
                 text = _sub(compiled, decide, text)
     return text
+
+
+def strip_private(text):
+    """``text`` with every ``<private>`` span replaced by ``PRIVATE_MARKER`` (see the module docstring)."""
+    if "<" not in text:
+        return text
+    lower = _ascii_lower(text)
+    if _OPEN not in lower and _CLOSE not in lower:
+        return text
+    parts, depth, last, pos = [], 0, 0, 0
+    while True:
+        opening, closing = lower.find(_OPEN, pos), lower.find(_CLOSE, pos)
+        if opening < 0 and closing < 0:
+            break
+        if closing < 0 or 0 <= opening < closing:
+            if depth == 0:
+                parts.append(text[last:opening])
+            depth += 1
+            pos = opening + len(_OPEN)
+            continue
+        pos = closing + len(_CLOSE)
+        if depth == 0:
+            parts = []  # a closing tag never opened: everything before it was private
+        else:
+            depth -= 1
+            if depth:
+                continue
+        parts.append(PRIVATE_MARKER)
+        last = pos
+    if depth:
+        parts.append(PRIVATE_MARKER)
+    else:
+        parts.append(text[last:])
+    return "".join(parts)
 
 
 def _ascii_lower(text):
@@ -221,20 +454,12 @@ def _rules():
 
         replacers = {
             None: None,
-            "whole": _replace_whole,
             "url": _replace_url,
             "authorization": _replace_authorization,
             "assignment": _replace_assignment,
         }
-        _compiled = [
-            (name, re.compile(source, re.ASCII), replacers[kind])
-            for name, _trigger, source, kind in _RULES
-        ]
+        _compiled = [(name, re.compile(source, re.ASCII), replacers[kind]) for name, source, kind in _RULES]
     return _compiled
-
-
-def _replace_whole(match, text):
-    return 0
 
 
 def _group(match, text, group):

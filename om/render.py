@@ -117,6 +117,16 @@ def never_captured_notice(session, store):
     )
 
 
+def no_ledger_notice(session, store, store_exists):
+    """The one line that says a reading command found no ledger of a session, and created none."""
+    from om.invocation import store_command
+
+    where = f"in store {store}" if store_exists else f"in {store}, which does not exist"
+    listing = (f"check the id ({store_command(store, 'sessions')} lists the store's sessions)" if store_exists
+               else "check --store")
+    return f"om: no ledger for session {quote(session)} {where}; nothing was created; {listing}"
+
+
 def render_prime(status, store, next_fitting, total, budget=VIEW_BUDGET):
     """Header plus the view; the whole output stays within `budget` bytes when the header allows."""
     header = prime_header(status, store)

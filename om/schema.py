@@ -20,7 +20,8 @@ Invariants:
   inside the checkpoint's transaction, after this validation.
 
 Null counts as absent for fields that may be absent (an omitted importance,
-array or reason); for fields that must be present it is a type error.
+array or reason); for fields that must be present it is a type error. An
+importance of `""` is the default too, as v1 stored it.
 """
 
 from om.errors import InputError
@@ -33,6 +34,9 @@ MAX_CAPTURE_CHARS = 1_000_000
 MAX_ENTRY_TEXT = 2_000
 MAX_REASON = 1_000
 MAX_IDS = 100
+#: Why a retirement cannot name what the same checkpoint creates: ids come from apply's receipt.
+SAME_APPLY = ("an observation or reflection of this same checkpoint has no id yet: apply it first, then"
+              " retire in a second apply with the id its receipt returned")
 
 _MISSING = object()
 
@@ -90,13 +94,14 @@ class String:
 
 
 class Choice:
-    """One of `values`; absent (None) means `default`, and `""` is not absent."""
+    """One of `values`. With a `default`, absent (None) and `""` mean it: v1's field
+    was omit-empty, so `""` was stored as the default (the same id as leaving it out)."""
 
     def __init__(self, values, default=None):
         self.values, self.default = values, default
 
     def check(self, value, where):
-        if value is None and self.default is not None:
+        if (value is None or value == "") and self.default is not None:
             return self.default
         if not isinstance(value, str):
             raise where.shape("a string", value)
@@ -143,15 +148,15 @@ class Ids:
     "entry"); om.ledger checks that inside the transaction.
     """
 
-    def __init__(self, refers):
-        self.refers = refers
+    def __init__(self, refers, hint=""):
+        self.refers, self.hint = refers, hint
 
     def check(self, value, where):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InputError(f"om: field {where.field!r}{where.in_record} must be an array of strings")
         unique = sorted(set(value))
         if not 1 <= len(unique) <= MAX_IDS:
-            raise where.value(f"must list 1 to {MAX_IDS} ids")
+            raise where.value(f"must list 1 to {MAX_IDS} ids{self.hint}")
         return unique
 
     def json_schema(self):
@@ -249,8 +254,9 @@ CAPTURE = Record(
     "capture input",
     [
         Field("kind", Choice(KINDS), "user, assistant or tool."),
-        Field("text", Text(MAX_CAPTURE_CHARS, trim=False), "The evidence, not blank."),
-        Field("key", String(), "The capture's origin (a turn or tool call id); may be empty."),
+        Field("text", Text(MAX_CAPTURE_CHARS, trim=False),
+              "The evidence, not blank, at most 1,000,000 characters (over 24,000 its head and tail are kept)."),
+        Field("key", String(), "The capture's origin (a turn or tool call id); required, and may be empty (\"\")."),
     ],
 )
 
@@ -277,7 +283,8 @@ RETIREMENT = Record(
     [
         Field("id", String(), "The entry (o-... or r-...) to retire."),
         Field("reason", Text(MAX_REASON, bounds=True), "Why, 1 to 1,000 characters.", absent=""),
-        Field("replacement_ids", Ids("entry"), "1 to 100 newer active entries that replace it.", absent=[]),
+        Field("replacement_ids", Ids("entry", f" of entries that exist already ({SAME_APPLY})"),
+              "1 to 100 newer active entries that replace it, by the ids an earlier apply returned.", absent=[]),
     ],
 )
 

@@ -3,21 +3,53 @@
 Invariants:
 - A query is always plain words: it is tokenized here and every term is sent
   to FTS5 as a quoted string, so no query text can be FTS syntax or fail to
-  parse. Stop words are dropped unless the query holds nothing else, then
-  they are the terms; only a query without any word is an InputError.
+  parse. Stop words and single letters are dropped unless the query holds
+  nothing else, then they are the terms; only a query without any word is an
+  InputError.
 - Search never fails because of its index: a missing, damaged or stale index
   is rebuilt (om.derived.fts); when it cannot be written (read-only store) the
   rows it does not cover are scanned; without FTS5 everything is scanned. All
   paths return the same shape and rank by the same rule.
-- Ranking rule, one number per result (higher is better):
-  score = covered terms + (number of terms, when the query's words occur as
-  one phrase) + BM25 relevance squashed into [0, 1). So an exact phrase beats
+- Words match by stem (om.porter: `retries`, `retried` and `retrying` find
+  each other), and the last word also as a prefix of the exact word. An exact
+  word keeps its lead: it earns a bonus a stemmed match does not.
+- Ranking rule, one number per document d (higher is better), computed from
+  per-document statistics (term frequencies tf, length dl), corpus statistics
+  of the session's ledger (N documents, their mean length avgdl, each
+  phrase's document frequency df) and, for evidence, the two neighbouring
+  sources d-1 and d+1 (by seq):
+
+      score(d) = covered(d) + n * phrase(d) + R(d) / (1 + R(d))
+      R(d)     = bm25(d) + NEIGHBOUR * max(bm25(d-1), bm25(d+1)) + EXACT * exact(d)
+      bm25(d)  = sum over phrases p of  idf(p) * tf(p,d) * (K1 + 1) / (tf(p,d) + K1 * (1 - B + B * dl(d) / avgdl))
+      idf(p)   = max(ln((N - df(p) + 0.5) / (df(p) + 0.5)), 1e-6)
+
+  n is the number of terms; a term's phrases are its stem in the `stems`
+  column and, for the last (prefix) term, also the word as a prefix in the
+  `text` column; covered(d) counts the terms with a phrase in d; phrase(d) is
+  1 when the query's words occur in d as one exact phrase; exact(d) counts the
+  terms whose exact word occurs in d. The neighbour term applies to sources
+  only (memories are not a conversation), and a neighbour contributes its bm25
+  for this query (0 when it matches nothing). K1 = 1.2, B = 0.75 and the idf
+  floor are FTS5's own bm25(), which the index path uses; the scan path
+  computes the same formula over the rows it reads. So an exact phrase beats
   scattered terms, a result with more of the query's terms beats one with
-  fewer, and BM25 orders results within the same coverage.
+  fewer, and relevance orders results within the same coverage.
+- Where the index path evaluates the rule: on a candidate pool. It holds the
+  3 x limit best documents by bm25 among those with every term, those with
+  the exact phrase, and (when these are fewer than 3 x limit) the partial
+  matches of `_partial_hits`. The neighbour and exact parts are computed for
+  every candidate of the best coverage levels that hold `limit` candidates,
+  which is exact: they never move a result across levels. The scan path
+  evaluates the rule on every row it reads, so the two differ only for a
+  document that its own bm25 leaves out of the pool.
 - Memories and evidence are scored in one BM25 corpus, so an observation and a
-  source with the same text get the same score. Ties go to the memory (then to
-  the newer row): a memory beats a source only at equal relevance, which can
-  only arise when evidence was asked for with --sources.
+  source with the same text get the same score (a source's neighbours aside).
+  The corpus is every row, retired memories and evidence included, whatever the
+  search asks for: N, avgdl and df are the same on the scan path as in the index.
+  Ties go to the memory (then to the newer row).
+- A weak first pass is followed by feedback (om.feedback), whose results come
+  after every first-pass result.
 """
 
 import itertools
@@ -26,6 +58,7 @@ import re
 import unicodedata
 
 from om.derived import fts as ix
+from om.derived.fts import WORD, fold
 from om.errors import InputError
 from om.jsonio import loads
 from om.sqlite import load
@@ -35,32 +68,40 @@ sqlite3 = load()
 MAX_LIMIT = 100
 SNIPPET_CHARS = 160
 K1, B = 1.2, 0.75
+#: Weight of the better neighbouring source's bm25 in a source's relevance.
+NEIGHBOUR = 0.3
+#: Relevance added per term whose exact word (not only its stem) occurs.
+EXACT = 0.3
+#: A term's matches are walked rather than looked up one by one when it has at most this many per document asked about.
+WALK = 8
+#: Whether single letters (the `s` of `Melanie's`) are dropped like stop words.
+SINGLE_LETTERS = True
 #: Most combinations of near stop words tried for partial matches (each is one cheap query).
 COMBINATIONS = 16
 
 STOP_WORDS = frozenset(
-    """a about an and any are as at be been but by can could did do does for from had has have
-    how i if in into is it its me my of on or our so than that the their them then there these
-    they this those to was we were what when where which who whom why will with would you your""".split()
+    """a about all also am an and another any anything are as at be because been before being below
+    between both but by can could did do does doing each else ever every few for from further get gets
+    got had has have having he her here hers herself him himself his how i if in into is it its itself
+    just kind kinds like likely many me more most much must my myself no nor not now of off on once one
+    ones only or other ought our ourselves out over own same she should so some something sort such than
+    that the their them themselves then there these they thing things this those to too type under until
+    up very was way ways we were what when where which while who whom whose why will with would you your
+    yours yourself yourselves""".split()
 )
 
-WORD = re.compile(r"[^\W_]+")
 CJK_RUN = re.compile("[" + ix._CJK + "]+")
 
 
-def fold(text):
-    """Case- and diacritic-folded text, as unicode61 remove_diacritics 2 compares it."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped).lower()
-
-
 class Query:
-    """A natural-language query as terms: folded, stop words dropped (unless all are), CJK as bigrams."""
+    """A natural-language query as terms: folded, stop words dropped (unless all are), CJK as bigrams.
 
-    def __init__(self, text):
+    Each term is (key, stem, is_cjk); its FTS5 expression matches the stem in
+    the `stems` column (and the key as a prefix in `text`, for the last term),
+    its exact expression the key itself in `text`.
+    """
+
+    def __init__(self, text, prefix=True):
         if not isinstance(text, str):
             raise InputError("om: search needs a query")
         self.text = text
@@ -80,85 +121,123 @@ class Query:
             if cjk:
                 grams = [word] if len(word) <= 2 else [word[i : i + 2] for i in range(len(word) - 1)]
                 terms.extend((g, True) for g in grams)
-            elif word not in STOP_WORDS:
+            elif word not in STOP_WORDS and not (SINGLE_LETTERS and len(word) == 1 and word.isalpha()):
                 terms.append((word, False))
         if not terms:
             # Every word is a common one ("the", "a AND"): a user's query is still
             # valid input, so search for those words themselves.
             terms = [(word, False) for word, _ in words]
         seen, self.terms = set(), []
-        for term in terms:
-            if term[0] not in seen:
-                seen.add(term[0])
-                self.terms.append(term)
+        for key, cjk in terms:
+            stem = key if cjk else ix.stem_of(key)
+            if stem not in seen:
+                seen.add(stem)
+                self.terms.append((key, stem, cjk))
         if not self.terms:
             raise InputError("om: search query has no words (only punctuation or symbols)")
-        last, last_cjk = self.terms[-1]
-        # Prefix-match the last term: people type queries the way they type prompts.
-        self.prefix = not last_cjk and len(last) >= 2
+        last, _, last_cjk = self.terms[-1]
+        # Prefix-match the last term: people type queries the way they type prompts
+        # (an expansion's words are whole words, om.feedback).
+        self.prefix = prefix and not last_cjk and len(last) >= 2
         self.words = words
-        self.exprs = [_quote(key, cjk) for key, cjk in self.terms]
-        starred = list(self.exprs)
-        if self.prefix:
-            starred[-1] += "*"
-        self.and_expr = " ".join(starred)
+        # phrases[i]: the (column, folded tokens, is prefix) whose matches make term i match.
+        self.phrases = []
+        for i, (key, stem, _cjk) in enumerate(self.terms):
+            tokens = _tokens_of_folded(stem)
+            own = [("stems", tokens, False)]
+            if i == len(self.terms) - 1 and self.prefix:
+                own.append(("text", [key], True))
+            self.phrases.append(own)
+        self.exprs = [_any(own) for own in self.phrases]
+        self.and_expr = " AND ".join(self.exprs)
+        self.or_expr = " OR ".join(self.exprs)
+        self.exact = [("text", _tokens_of_folded(key), i == len(self.terms) - 1 and self.prefix)
+                      for i, (key, _, _) in enumerate(self.terms)]
+        self.exact_exprs = [_phrase(*p) for p in self.exact]
         self.phrase_expr = None
-        if len(words) > 1:
-            tail_is_term = not words[-1][1] and words[-1][0] == last
-            self.phrase_expr = _quote(" ".join(w for w, _ in words), True) + (
-                "*" if self.prefix and tail_is_term else ""
-            )
         # Folded token sequences used by the scan path and by snippets.
         self.phrase_tokens = [t for w, _ in words for t in _tokens_of_folded(w)]
         self.phrase_prefix = self.prefix and not words[-1][1] and words[-1][0] == last
-        # phrases[i]: the FTS5 phrases whose matches make term i match, as (column or None for any,
-        # the text FTS5 tokenizes inside the quotes, is a prefix). The store index bounds scores by them.
-        self.phrases = [[(None, _body(key, cjk), self.prefix and i == len(self.terms) - 1)]
-                        for i, (key, cjk) in enumerate(self.terms)]
+        if len(words) > 1:
+            self.phrase_expr = _phrase("text", self.phrase_tokens, self.phrase_prefix)
 
 
-#: The ranking rule's ceiling, as SQL over bounds of a session's statistics (om.sessions.searchindex):
-#: at most {covered} terms covered, {phrase} 1 when a document may hold the query's phrase, FTS5's bm25
-#: relevance at most {relevance}, {n} terms. `_rank` is the rule itself: change both together.
-CEILING = "({covered}) + ({phrase}) * {n} + ({relevance}) / (1.0 + ({relevance}))"
+def _phrase(column, tokens, prefix):
+    return f'{column} : "' + " ".join(tokens).replace('"', '""') + '"' + ("*" if prefix else "")
 
 
-def _quote(text, cjk):
-    return '"' + _body(text, cjk).replace('"', '""') + '"'
-
-
-def _body(text, cjk):
-    return " ".join((ix.spread_cjk(text) if cjk else text).split())
+def _any(phrases):
+    exprs = [_phrase(*p) for p in phrases]
+    return exprs[0] if len(exprs) == 1 else "(" + " OR ".join(exprs) + ")"
 
 
 def _tokens_of_folded(folded):
     return WORD.findall(ix.spread_cjk(folded))
 
 
-def search(ledger, query, sources=False, retired=False, limit=10, snippets=True):
-    """Ranked results: {"query", "results": [...]} (see the module docstring for the rule).
+def search(ledger, query, sources=False, retired=False, limit=10, snippets=True, feedback=True, prefix=True):
+    """Ranked results: {"query", "results": [...]} (see the module docstring for the rule),
+    and "expansion": [words] when a weak first pass was expanded (om.feedback).
 
     snippets=False leaves each result's whole text in "snippet", for a caller
-    that cuts snippets only for the results it keeps (om.sessions.crosssearch).
+    that cuts snippets only for the results it keeps; feedback=False skips the
+    expansion, for a caller that expands a merged list once
+    (om.sessions.crosssearch does both); prefix=False matches the last word whole.
     """
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"om: --limit must be 1 to {MAX_LIMIT}")
-    q = Query(query)
+    q = Query(query, prefix)
+    results = _search(ledger, q, sources, retired, limit)
+    out = {"query": query, "results": results}
+    if feedback:
+        expanded = expand(q, results, limit, lambda qx: _search(ledger, qx, sources, retired, limit))
+        if expanded is not None:
+            out["expansion"], out["results"] = expanded
+    if snippets:
+        cut_snippets(out, q)
+    return out
+
+
+def expand(q, results, limit, search_with):
+    """(words, results) after feedback on a weak first pass, else None (om.feedback).
+
+    `results` hold whole texts; `search_with(query)` runs the same search for another Query.
+    """
+    from om import feedback
+
+    if not feedback.weak(results, limit, len(q.terms)):
+        return None
+    words = feedback.words_for({stem for _, stem, _ in q.terms}, [r["snippet"] for r in results], STOP_WORDS)
+    if not words:
+        return None
+    more = feedback.appended(results, search_with(Query(" ".join(words), prefix=False)), limit)
+    return (words, more) if len(more) > len(results) else None
+
+
+def cut_snippets(found, q):
+    """Cut each result's whole text into its snippet: by the query, or by the expansion's words."""
+    qx = Query(" ".join(found["expansion"]), prefix=False) if found.get("expansion") else None
+    for result in found["results"]:
+        result["snippet"] = snippet(result["snippet"], qx if result.get("expansion") else q)
+
+
+def _search(ledger, q, sources, retired, limit):
+    """The first pass: ranked results with whole texts."""
     conn = ledger.conn
     lo = 0 if sources else ix.ENTRY_BASE
     hi = 2 * ix.ENTRY_BASE
     state = _prepare(conn)
-    hits = None
+    hits, df = None, {}
     if state is not None:
         try:
             with ledger.transaction("DEFERRED"):
-                hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state))
+                hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state), df)
         except Exception:
             state = _rebuild(conn)
             if state is not None:
                 try:
                     with ledger.transaction("DEFERRED"):
-                        hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state))
+                        hits = _fts_hits(conn, q, lo, hi, retired, limit, _documents(state), df)
                 except Exception:
                     state, hits = None, None
     with ledger.transaction("DEFERRED"):
@@ -166,9 +245,43 @@ def search(ledger, query, sources=False, retired=False, limit=10, snippets=True)
         if hits is None:
             hits = {}
         # Rows the index does not cover (read-only store, or no FTS5 at all).
-        hits.update(_scan_hits(conn, q, sources, retired, after))
-        results = _rank(conn, q, hits, limit, snippets)
-    return {"query": query, "results": results}
+        scanned, relevance, exact = _scan_hits(conn, q, sources, retired, after)
+        hits.update(scanned)
+        relevance.update((r, -h[0]) for r, h in hits.items())
+        contenders = _contenders(q, hits, limit)
+        indexed = [r for r in contenders if r not in exact]
+        for stemmed, expr, (_, _, prefix) in zip(q.exprs, q.exact_exprs, q.exact):
+            # The exact word is in no more documents than its stem.
+            walk = prefix or df.get(stemmed, len(indexed) * WALK + 1) <= len(indexed) * WALK
+            for r in ix.members(conn, expr, indexed, seek=not walk) if indexed else ():
+                exact[r] = exact.get(r, 0) + 1
+        if sources:
+            # bm25 of the neighbouring sources that are not hits themselves: the
+            # scan saw every row it covers; the index is asked for the rest.
+            wanted = {r + d for r in contenders if r < ix.ENTRY_BASE for d in (-1, 1)} - relevance.keys()
+            wanted = sorted(r for r in wanted if 0 < r <= after[0])
+            if wanted:
+                walk = len(df) == len(q.exprs) and sum(df.values()) <= len(wanted) * WALK
+                relevance.update((r, -s) for r, s in ix.scores(conn, q.or_expr, wanted, seek=not walk).items())
+        return _rank(conn, q, hits, contenders, relevance, exact, limit)
+
+
+def _contenders(q, hits, limit):
+    """The hits that can still make the top `limit`: those of the best levels that hold `limit` hits.
+
+    A level is covered terms plus the phrase bonus, the whole-number part of
+    the score; the rest of the score only orders hits within a level.
+    """
+    n = len(q.terms)
+    levels = {}
+    for r, (_, covered, phrase) in hits.items():
+        levels.setdefault(covered + (n if phrase else 0), []).append(r)
+    chosen = []
+    for level in sorted(levels, reverse=True):
+        chosen.extend(levels[level])
+        if len(chosen) >= limit:
+            break
+    return chosen
 
 
 # -- the index path -----------------------------------------------------------
@@ -216,15 +329,22 @@ def _cannot_write(error):
     return any(s in text for s in ("readonly", "read-only", "locked", "busy", "unable to open", "disk i/o"))
 
 
-def _fts_hits(conn, q, lo, hi, retired, limit, documents):
-    """{rowid: (bm25, covered terms, is phrase)} from the index of `documents` rows."""
+def _fts_hits(conn, q, lo, hi, retired, limit, documents, df):
+    """{rowid: (bm25, covered terms, is phrase)} from the index of `documents` rows.
+
+    Fills `df` with the number of documents of each term expression it counted.
+
+    The pool is wider than `limit` so that the neighbour and exact-word parts
+    of the relevance can reorder documents of equal coverage.
+    """
     n = len(q.terms)
+    pool = 3 * limit
     phrase = set()
     if q.phrase_expr is not None:
-        phrase = {r for r, _ in ix.match(conn, q.phrase_expr, lo, hi, retired, limit)}
-    hits = {r: [s, n] for r, s in ix.match(conn, q.and_expr, lo, hi, retired, limit + len(phrase))}
-    if n > 1 and len(hits.keys() | phrase) < limit:
-        _partial_hits(conn, q, lo, hi, retired, limit, documents, hits)
+        phrase = {r for r, _ in ix.match(conn, q.phrase_expr, lo, hi, retired, pool)}
+    hits = {r: [s, n] for r, s in ix.match(conn, q.and_expr, lo, hi, retired, pool + len(phrase))}
+    if n > 1 and len(hits.keys() | phrase) < pool:
+        _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df)
     missing = [r for r in phrase if r not in hits]
     if missing:
         scored = ix.scores(conn, q.and_expr, missing)
@@ -233,7 +353,7 @@ def _fts_hits(conn, q, lo, hi, retired, limit, documents):
     return {r: (s, c, r in phrase) for r, (s, c) in hits.items()}
 
 
-def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
+def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
     """Add documents matching some but not all terms to `hits`, with their coverage.
 
     A paraphrase that shares some words still finds its evidence. Candidates
@@ -247,8 +367,9 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
     """
     n = len(q.terms)
     cap = max(20 * limit, 200)
-    exprs = [e + "*" if i == n - 1 and q.prefix else e for i, e in enumerate(q.exprs)]
-    common = [e for e in exprs if 2 * ix.count(conn, e) >= documents]
+    exprs = q.exprs
+    df.update((e, ix.count(conn, e)) for e in exprs)
+    common = [e for e in exprs if 2 * df[e] >= documents]
     rare = [e for e in exprs if e not in common]
     candidates = []
     if rare:
@@ -257,7 +378,7 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
         # Newest first within each coverage level: all near stop words together,
         # then smaller combinations, then any one of them.
         seen = {r for r, _ in candidates}
-        groups = [" ".join(c) for size in range(len(common), 1, -1) for c in itertools.combinations(common, size)]
+        groups = [" AND ".join(c) for size in range(len(common), 1, -1) for c in itertools.combinations(common, size)]
         for expr in groups[:COMBINATIONS] + [" OR ".join(common)]:
             if len(candidates) >= cap:
                 break
@@ -268,76 +389,93 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits):
     fresh = [r for r, _ in candidates if r not in hits]
     covered = dict.fromkeys(fresh, 0)
     for i, expr in enumerate(exprs):
-        prefix = i == n - 1 and q.prefix
-        for r in ix.members(conn, expr, fresh, seek=not prefix):
+        walk = (i == n - 1 and q.prefix) or df[expr] <= len(fresh) * WALK
+        for r in ix.members(conn, expr, fresh, seek=not walk):
             covered[r] += 1
-    for r, s in candidates:
-        if r not in hits:
-            hits[r] = [s, max(covered.get(r, 1), 1)]
+    # Each candidate's bm25 over every phrase of the query, as the scan computes it: the
+    # rare terms' search scored it on those terms alone, the near stop words' not at all,
+    # and a near stop word's prefix phrase can itself be rare.
+    # One pass over the expression's matches when they are few enough, else a lookup per candidate.
+    walk = sum(df[e] for e in exprs) <= len(fresh) * WALK
+    scored = ix.scores(conn, q.or_expr, fresh, seek=not walk) if fresh else {}
+    for r in fresh:
+        hits[r] = [scored.get(r, 0.0), max(covered.get(r, 1), 1)]
 
 
 # -- the scan path --------------------------------------------------------------
 
 
 def _scan_hits(conn, q, sources, retired, after):
-    """Hits among rows after the given (source seq, entry seq), scored like the index would."""
-    docs = []  # (rowid, folded tokens)
-    keys = [k for k, _ in q.terms]
-    tables = [("entries", ix.ENTRY_BASE, after[1])]
-    if sources:
-        tables.append(("sources", 0, after[0]))
-    total = 0
-    for table, base, seq in tables:
-        sql = f"SELECT seq, body FROM {table} WHERE seq > ?"
-        if table == "entries" and not retired:
-            sql += " AND active = 1"
-        for s, body in conn.execute(sql, (seq,)):
+    """Hits among rows after the given (source seq, entry seq), scored like the index would.
+
+    Also returns {rowid: bm25} of every scanned row that matches at all, which
+    is where the neighbours' part of a source's relevance comes from, and
+    {rowid: exact words} of the hits.
+    """
+    docs = []  # (rowid, folded words, their stems, whether the search asked for this row)
+    roots = [_root(stem) for _, stem, _ in q.terms] + [key for key, _, _ in q.terms]
+    total = length = 0
+    # Every row counts in N, avgdl and df, as every row is in the index's corpus
+    # (retired memories and evidence too); only the rows asked for become hits.
+    for table, base, seq in (("entries", ix.ENTRY_BASE, after[1]), ("sources", 0, after[0])):
+        sql = f"SELECT seq, body, {'active' if table == 'entries' else '1'} FROM {table} WHERE seq > ?"
+        for s, body, active in conn.execute(sql, (seq,)):
             total += 1
             text = loads(body).get("text") or ""
+            words = ix.words_of(text)
+            length += len(words)
             folded = fold(text)
-            if not any(k.replace(" ", "") in folded for k in keys):
+            if not any(k in folded for k in roots):
                 continue
-            docs.append((base + s, _tokens_of_folded(folded)))
-    if not docs:
-        return {}
-    stats = [_term_stats(tokens, q) for _, tokens in docs]
-    df = [sum(1 for tfs, _ in stats if tfs[i]) for i in range(len(q.terms))]
-    avgdl = max(1.0, sum(len(t) for _, t in docs) / len(docs))
-    n_docs = max(total, len(docs))
-    hits = {}
-    for (rowid, tokens), (tfs, phrase) in zip(docs, stats):
-        covered = sum(1 for tf in tfs if tf)
-        if not covered:
+            asked = sources if table == "sources" else (retired or bool(active))
+            docs.append((base + s, words, [ix.stem_of(w) for w in words], asked))
+    if not any(asked for *_, asked in docs):
+        return {}, {}, {}
+    stats = [_term_stats(words, stems, q) for _, words, stems, _ in docs]
+    phrases = [p for own in q.phrases for p in own]
+    df = [sum(1 for tfs, _, _ in stats if tfs[j]) for j in range(len(phrases))]
+    # N and avgdl over every row read, as FTS5 takes them over every row indexed (an
+    # average below one word is kept as it is; without any word nothing matches).
+    avgdl = length / total if length else 1.0
+    n_docs = total
+    idf = [max(math.log((n_docs - d + 0.5) / (d + 0.5)), 1e-6) for d in df]
+    owner = [i for i, own in enumerate(q.phrases) for _ in own]
+    hits, relevance, exact_words = {}, {}, {}
+    for (rowid, words, _, asked), (tfs, phrase, exact) in zip(docs, stats):
+        matched = {owner[j] for j, tf in enumerate(tfs) if tf}
+        if not matched or not (asked or rowid < ix.ENTRY_BASE):
             continue
-        score = 0.0
-        for i, tf in enumerate(tfs):
-            if tf:
-                idf = max(math.log((n_docs - df[i] + 0.5) / (df[i] + 0.5)), 1e-6)
-                score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(tokens) / avgdl))
-        hits[rowid] = (-score, covered, phrase)
-    return hits
+        norm = K1 * (1 - B + B * len(words) / avgdl)
+        score = sum(idf[j] * tf * (K1 + 1) / (tf + norm) for j, tf in enumerate(tfs) if tf)
+        relevance[rowid] = score  # a source's bm25 counts for its neighbours, asked for or not
+        if asked:
+            exact_words[rowid] = exact
+            hits[rowid] = (-score, len(matched), phrase)
+    return hits, relevance, exact_words
 
 
-def _term_stats(tokens, q):
-    """Per-term frequencies in a folded token list, and whether the query phrase occurs."""
+def _root(stem):
+    """A substring every word with this stem contains (Porter only rewrites a word's last letters)."""
+    return stem[: len(stem) - 2] if len(stem) > 4 else stem[:2]
+
+
+def _term_stats(words, stems, q):
+    """Per-phrase frequencies in a document, whether the query phrase occurs, how many exact words."""
     tfs = []
-    last = len(q.terms) - 1
-    for i, (key, cjk) in enumerate(q.terms):
-        if cjk:
-            seq = list(key)
-            tfs.append(_count_seq(tokens, seq, False))
-        elif i == last and q.prefix:
-            tfs.append(sum(1 for t in tokens if t.startswith(key)))
-        else:
-            tfs.append(sum(1 for t in tokens if t == key))
-    phrase = len(q.words) > 1 and _count_seq(tokens, q.phrase_tokens, q.phrase_prefix) > 0
-    return tfs, phrase
+    for own in q.phrases:
+        for column, seq, prefix in own:
+            tfs.append(_count_seq(stems if column == "stems" else words, seq, prefix))
+    phrase = len(q.words) > 1 and _count_seq(words, q.phrase_tokens, q.phrase_prefix) > 0
+    exact = sum(1 for _, seq, prefix in q.exact if _count_seq(words, seq, prefix))
+    return tfs, phrase, exact
 
 
 def _count_seq(tokens, seq, prefix_last):
     n, m, count = len(tokens), len(seq), 0
     if not m:
         return 0
+    if m == 1 and not prefix_last:
+        return tokens.count(seq[0])
     for i in range(n - m + 1):
         if tokens[i : i + m - 1] == seq[:-1] and (
             tokens[i + m - 1].startswith(seq[-1]) if prefix_last else tokens[i + m - 1] == seq[-1]
@@ -349,18 +487,21 @@ def _count_seq(tokens, seq, prefix_last):
 # -- ranking and output -----------------------------------------------------------
 
 
-def _rank(conn, q, hits, limit, snippets=True):
+def _rank(conn, q, hits, contenders, relevance, exact, limit):
     n = len(q.terms)
     scored = []
-    for rowid, (bm25, covered, phrase) in hits.items():
-        relevance = max(0.0, -bm25)
-        score = covered + (n if phrase else 0) + relevance / (1.0 + relevance)
+    for rowid in contenders:
+        bm25, covered, phrase = hits[rowid]
+        r = max(0.0, -bm25) + EXACT * exact.get(rowid, 0)
+        if rowid < ix.ENTRY_BASE:
+            r += NEIGHBOUR * max(relevance.get(rowid - 1, 0.0), relevance.get(rowid + 1, 0.0))
+        score = covered + (n if phrase else 0) + r / (1.0 + r)
         is_entry = rowid >= ix.ENTRY_BASE
         scored.append((-score, 0 if is_entry else 1, -rowid, rowid, score))
     scored.sort()
     results = []
     for _, _, _, rowid, score in scored:
-        result = _materialize(conn, q, rowid, score, snippets)
+        result = _materialize(conn, rowid, score)
         if result is not None:
             results.append(result)
         if len(results) == limit:
@@ -368,8 +509,21 @@ def _rank(conn, q, hits, limit, snippets=True):
     return results
 
 
-def _materialize(conn, q, rowid, score, snippets=True):
-    cut = snippet if snippets else (lambda text, q: text)
+def ceiling(covered, phrase, n, relevance, source_relevance, is_source):
+    """The rule's ceiling, as SQL over bounds of one session's statistics (om.sessions.searchindex).
+
+    The highest score any document can reach when it covers at most
+    `covered` terms, holds the query's phrase only where `phrase` is 1, its
+    bm25 is at most `relevance` and any source's at most `source_relevance`
+    (`is_source` 1 for a source, whose neighbours count); exact words are no
+    more than the terms covered. Each argument is an SQL expression. Kept
+    beside `_rank`, which is the rule: change both together.
+    """
+    r = f"(({relevance}) + ({is_source}) * {NEIGHBOUR} * ({source_relevance}) + {EXACT} * ({covered}))"
+    return f"({covered}) + ({phrase}) * {n} + {r} / (1.0 + {r})"
+
+
+def _materialize(conn, rowid, score):
     if rowid >= ix.ENTRY_BASE:
         row = conn.execute(
             "SELECT seq, id, body, active, retirement FROM entries WHERE seq = ?", (rowid - ix.ENTRY_BASE,)
@@ -385,7 +539,7 @@ def _materialize(conn, q, rowid, score, snippets=True):
             "active": bool(active),
             "importance": b.get("importance", "medium"),
             "score": round(score, 4),
-            "snippet": cut(b.get("text") or "", q),
+            "snippet": b.get("text") or "",
         }
         if not active:
             record = loads(retirement) if retirement else {}
@@ -401,7 +555,7 @@ def _materialize(conn, q, rowid, score, snippets=True):
         "seq": seq,
         "active": True,
         "score": round(score, 4),
-        "snippet": cut(loads(body).get("text") or "", q),
+        "snippet": loads(body).get("text") or "",
     }
 
 
@@ -448,22 +602,29 @@ def _word_end(text, b):
     return space if space > 0 else b
 
 
+
 def _match_spans(text, q):
-    """(start, end, term index) of every match of a query term in the text, in order."""
+    """(start, end, term index) of every match of a query term in the text, in order.
+
+    A word matches a term by its exact form, by its stem, or (last term) as a prefix.
+    """
     spans = []
     last = len(q.terms) - 1
-    plain = {key: i for i, (key, cjk) in enumerate(q.terms) if not cjk}
+    plain = {key: i for i, (key, _, cjk) in enumerate(q.terms) if not cjk}
+    stems = {stem: i for i, (_, stem, cjk) in enumerate(q.terms) if not cjk}
     for m in WORD.finditer(text):
         token = m.group()
         if CJK_RUN.search(token):
             continue
         folded = fold(token)
         i = plain.get(folded)
+        if i is None:
+            i = stems.get(ix.stem_of(folded))
         if i is None and q.prefix and folded.startswith(q.terms[last][0]):
             i = last
         if i is not None:
             spans.append((m.start(), m.end(), i))
-    for i, (key, cjk) in enumerate(q.terms):
+    for i, (key, _, cjk) in enumerate(q.terms):
         if cjk:
             start = text.find(key)
             while start >= 0:

@@ -69,6 +69,23 @@ def memory():
     return load().connect(":memory:", isolation_level=None)
 
 
+def scratch(path):
+    """A new private database file only this process uses (autocommit), kept neither durable nor journaled.
+
+    For work that is thrown away when interrupted (om.ingest collects a
+    transcript's sources in one before merging them into a ledger): nothing
+    needs to survive a crash, so nothing is fsynced.
+    """
+    sqlite3 = load()
+    try:
+        conn = sqlite3.connect(uri(path), uri=True, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
+    except sqlite3.Error as e:
+        raise StoreError(f"om: cannot open {path}: {e}") from None
+    return conn
+
+
 class Transaction:
     """BEGIN <mode> ... COMMIT, or ROLLBACK on any exception; joins a transaction already open.
 

@@ -5,7 +5,8 @@ anything is derived from it; only the session *hash* touches the filesystem,
 so no session string can escape the store; directories are created 0700 and
 databases 0600 whatever the umask, before SQLite ever opens them; a session
 directory or database file that is a symlink is refused (never followed), as
-a store that is a file is; staging directories (`.om-tmp-<pid>-*`) name the
+a store that is a file is, and so are a session directory or a ledger file given
+as a store, and a folder whose store moved away (`.om-moved`); staging directories (`.om-tmp-<pid>-*`) name the
 process that owns them, so one left by a killed process can be told from one
 still in use and removed. Durable file writes are here too, for every module
 that writes one: `fsync_dir` after a rename, and `write_atomically` (a private
@@ -20,6 +21,9 @@ from om.fastpath import abspath, basename, dirname, exists, expanduser, isdir, i
 from om.ids import session_hash, trim_space
 
 DB_NAME = "memory.sqlite3"
+SESSION_PREFIX = "session-"
+#: What om.relocation leaves in a folder whose store it moved: the new store's path.
+MOVED_MARKER = ".om-moved"
 MAX_SESSION_CHARS = 256
 STAGING_PREFIX = ".om-tmp-"
 #: A staging directory whose name carries no pid (written before names did) is
@@ -47,9 +51,15 @@ def canonical_store(path):
 
 
 def resolve_store(path, create=True):
-    """Canonical store path; created 0700 when missing (and `create`)."""
+    """Canonical store path; created 0700 when missing (and `create`).
+
+    Refused (StoreError): a path that is not a directory, a ledger file, a
+    session directory (the store is the folder holding it), and a folder whose
+    store moved elsewhere (om.relocation left its `.om-moved` there).
+    """
     store = canonical_store(path)
     if isdir(store):
+        refuse_non_store(store)
         return store
     if not lexists(store):
         if not create:
@@ -57,8 +67,32 @@ def resolve_store(path, create=True):
         make_private_dir(store, parents=True)
     # Checked after creating: another process may have created it meanwhile.
     if not isdir(store):
+        if basename(store) == DB_NAME or _is_sqlite_file(store):
+            raise StoreError(f"om: {store} is a ledger file, not a store; its store is {dirname(dirname(store))}")
         raise StoreError(f"om: store {store} is not a directory")
     return realpath(store)
+
+
+def refuse_non_store(store):
+    """StoreError when the directory `store` is a session directory or a store that moved away."""
+    if basename(store).startswith(SESSION_PREFIX) and lexists(join(store, DB_NAME)):
+        raise StoreError(f"om: {store} is a session directory, not a store; its store is {dirname(store)}")
+    moved = join(store, MOVED_MARKER)
+    if lexists(moved):
+        try:
+            with open(moved, "rb") as f:
+                target = f.read(4096).decode("utf-8", "replace").strip()
+        except OSError:
+            target = "the client's store"
+        raise StoreError(f"om: the store in {store} moved to {target}; pass --store {target}")
+
+
+def _is_sqlite_file(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def make_private_dir(path, parents=False):
@@ -92,7 +126,7 @@ def _make_ancestors(path):
 
 
 def session_dir(store, session):
-    return join(store, "session-" + session_hash(session))
+    return join(store, SESSION_PREFIX + session_hash(session))
 
 
 def database_path(store, session):

@@ -26,6 +26,7 @@ from om.store import (
     fsync_dir,
     make_staging_dir,
     refuse_symlinks,
+    resolve_store,
     session_dir,
     sweep_staging,
     validate_session,
@@ -81,6 +82,10 @@ def import_session(store, session, from_store, from_session):
     validate_session(session)
     validate_session(from_session)
     source_store = canonical_store(from_store)
+    if not os.path.isdir(source_store):
+        what = "does not exist" if not os.path.lexists(source_store) else "is not a directory"
+        raise NotFound(f"om: --from-store {source_store} {what}; nothing was imported")
+    resolve_store(source_store, create=False)  # a session folder or a moved store is refused, naming the store
     source_path = database_path(source_store, from_session)
     refuse_symlinks(source_path)
     if not os.path.isfile(source_path):

@@ -129,6 +129,33 @@ def run_om(*args, input=None, env=None, cwd=None, timeout=60):
     )
 
 
+def tree_bytes(root):
+    """{relative path: bytes} of every file under `root`: proof that nothing was written."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, root)] = f.read()
+    return found
+
+
+def run_on_a_terminal(args, answer):
+    """Run `om ARGS` with a terminal on stdin that answers `answer`: (exit code, stdout, stderr)."""
+    import pty
+
+    main, replica = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.Popen([*RUNTIME_ARGV, *[str(a) for a in args]], stdin=replica, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    os.close(replica)
+    os.write(main, answer.encode() + b"\n")
+    out, err = proc.communicate(timeout=60)
+    os.close(main)
+    return proc.returncode, out.decode(), err.decode()
+
+
 @pytest.fixture
 def store(tmp_path):
     return tmp_path / "store"

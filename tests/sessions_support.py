@@ -9,8 +9,11 @@ documented v1 schema), because time only moves in whole seconds. `hook`, `start`
 process (`setup=True`).
 """
 
+import contextlib
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import run_om
@@ -133,3 +136,20 @@ def v1_tables(path):
         return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("meta", "sources", "entries")}
     finally:
         conn.close()
+
+
+@contextlib.contextmanager
+def holding_the_lock(path):
+    """Another process holding a write lock on the ledger at `path` (as a hook in mid-write does)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys, time\n"
+         f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+         "c.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()

@@ -2,8 +2,8 @@
 
 A client adapter (om.codex, om.claude) is a `Profile` plus the table of the events
 it handles, run by `run_hook`; both are here, and so is `client_hook`, the one
-place that maps a `--client` name to its adapter module (for om.cli and
-om.commands). The rest lives in this package, once:
+place that maps a `--client` name to its adapter module, and `run_client_hook`,
+which finds the event's store (for om.cli and om.commands). The rest lives in this package, once:
 
 - operations: SessionStart, UserPromptSubmit, PostToolUse and Stop mapped onto
   the ledger (capture, pause/resume, self-capture suppression, reminders), with the
@@ -54,17 +54,15 @@ class Profile:
                       Claude Code `prompt_id`: one per user prompt, the same on
                       the turn's tool and Stop events)
     state_prefix      prefix of the adapter's own meta keys (`codex_`, `claude_`)
-    stop_turn_key     meta key remembering the turn that got a continuation
     shell_tools       tool names whose `tool_input` carries a shell command
     own_mcp_prefixes  tool-name prefixes of om's own MCP tools in this client
     mcp_note          why the MCP tools are preferred with this client
     """
 
-    def __init__(self, name, turn_field, state_prefix, stop_turn_key, shell_tools, own_mcp_prefixes, mcp_note):
+    def __init__(self, name, turn_field, state_prefix, shell_tools, own_mcp_prefixes, mcp_note):
         self.name = name
         self.turn_field = turn_field
         self.state_prefix = state_prefix
-        self.stop_turn_key = stop_turn_key
         self.shell_tools = shell_tools
         self.own_mcp_prefixes = own_mcp_prefixes
         self.mcp_note = mcp_note
@@ -92,8 +90,26 @@ def client_hook(client):
     return codex
 
 
-def run_hook(store, stdin, stderr, profile, handlers):
-    """Handle one event read from the binary stream `stdin`; return what to print."""
+def run_client_hook(client, stdin, stderr, store=None, plugin_data=None):
+    """Handle one event of `client`; its store is `store`, else the client's store found from
+    `plugin_data`, the data folder the client gave the plugin (om.location)."""
+    problem = None
+    if store is None:
+        from om.location import open_client_store
+
+        try:
+            store = open_client_store(client, plugin_data)
+        except OmError as e:  # the event fails open with it, its receipt and log in the data folder
+            store, problem = plugin_data, e
+    return client_hook(client).run_hook(store, stdin, stderr, problem)
+
+
+def run_hook(store, stdin, stderr, profile, handlers, problem=None):
+    """Handle one event read from the binary stream `stdin`; return what to print.
+
+    `problem`: an OmError that keeps this event from being handled (the store could
+    not be opened safely); the event then fails open with it, receipt and log
+    going to `store`."""
     started = time.perf_counter()
     event_name = "event"
     outcome = None
@@ -109,6 +125,8 @@ def run_hook(store, stdin, stderr, profile, handlers):
             outcome = "skipped"
             return ""
         outcome = "failed"
+        if problem is not None:
+            raise problem
         response = handler(profile, store, event)
         outcome = "ok"
         if not response:

@@ -3,11 +3,13 @@
 Invariants:
 - Capture keys come from the payload's own ids: a user prompt by the turn id the
   profile names; a tool result by `tool_use_id`, else the turn id; a final reply
-  by the turn id, else the `prompt_id` meta key (as v1 did).
-- Meta keys keep v1's meaning: `prompt_id` is the SOURCE ID of the last captured
-  user prompt, `stop_prompt` the EXACT TEXT of the last continuation, `stop_turn`
-  (Codex) the turn that got it, `notified_cursor` the cursor of the last
-  large-backlog reminder. Anything more lives under the profile's state prefix.
+  by the turn id, else the `prompt_id` meta key (as v1 did). A Stop with neither
+  does nothing.
+- Meta keys keep v1's meaning, for every client: `prompt_id` is the SOURCE ID of
+  the last captured user prompt, `stop_prompt` the EXACT TEXT of the last
+  continuation, `stop_turn` the key it was given on (the turn, else that
+  `prompt_id`), `notified_cursor` the cursor of the last large-backlog reminder.
+  Anything more lives under the profile's state prefix.
 - Nothing is captured and nothing requested while the session is paused, except
   that `[om:resume]` resumes and is then captured without its prefix; `[om:pause]`
   pauses before its prompt is stored. om's own continuation, should a client send
@@ -19,6 +21,10 @@ Invariants:
 - The project record (`om_cwd`, `om_project`) is om.project's: SessionStart
   and each captured prompt record the event's `cwd`, and a new session's start
   context may point at the project's earlier memory (om.sessions.pointer).
+- What an event makes evidence of, and with which kind, key and text, is decided
+  by the functions of the "sources" section below, and only there: the handlers
+  here and the transcript readers of om.ingest (which rebuild the hooks' sources
+  after the fact, so they must get the same ids) both call them.
 
 Prompt switches (`is_pause`, `resumed_text`, `is_continuation`):
 - A prompt whose first non-blank characters are `[om:pause]` pauses capture
@@ -65,7 +71,8 @@ def _command(ledger):
     return ledger_command(ledger.store, ledger.session)
 
 
-def _capture(ledger, kind, text, key):
+def capture(ledger, kind, text, key):
+    """Capture one source as every hook does: blank text is nothing, a text over MAX_TEXT keeps its two ends."""
     if not isinstance(text, str) or not text.strip():
         return None
     if len(text) > MAX_TEXT:
@@ -104,31 +111,26 @@ def session_start(profile, store, event):
 def user_prompt_submit(profile, store, event):
     prompt = _string(event, "prompt")
     turn = profile.turn(event)
+    source_id = None
     with _open(store, event) as ledger:
+        with ledger.transaction():
+            was_paused = ledger.is_paused()
+            paused, text = prompt_switch(prompt, was_paused)
+            if paused != was_paused:
+                ledger.meta_set("paused", "1" if paused else "0")
+            if text is not None:
+                from om.project import record_project
+
+                record_project(ledger, event.get("cwd"))
+                if not is_continuation(text, ledger.meta_get("stop_prompt")):
+                    source_id = capture(ledger, "user", text, turn)
+                    if source_id is not None:
+                        ledger.meta_set("prompt_id", source_id)
         if is_pause(prompt):
-            with ledger.transaction():
-                ledger.meta_set("paused", "1")
             from om.adapter import messages
 
             return _context("UserPromptSubmit", messages.paused_context(profile, _command(ledger), ledger.session))
-        resumed = resumed_text(prompt)
-        with ledger.transaction():
-            was_paused = ledger.is_paused()
-            if resumed is not None:
-                if was_paused:
-                    ledger.meta_set("paused", "0")
-                prompt = resumed
-            elif was_paused:
-                return None
-            from om.project import record_project
-
-            record_project(ledger, event.get("cwd"))
-            if is_continuation(prompt, ledger.meta_get("stop_prompt")):
-                return None
-            source_id = _capture(ledger, "user", prompt, turn)
-            if source_id is not None:
-                ledger.meta_set("prompt_id", source_id)
-    if resumed is not None and was_paused:
+    if was_paused and not paused:
         from om.adapter import messages
 
         return _context("UserPromptSubmit", messages.resumed_context(source_id is not None))
@@ -148,8 +150,7 @@ def post_tool_use_failure(profile, store, event):
     Its error text is evidence like any result; it is stored in the same
     `{"input", "response", "tool"}` shape, the response being `{"error", "is_interrupt"}`.
     """
-    return _tool_result(profile, store, event,
-                        {"error": event.get("error"), "is_interrupt": event.get("is_interrupt")})
+    return _tool_result(profile, store, event, failure_response(event.get("error"), event.get("is_interrupt")))
 
 
 def _tool_result(profile, store, event, response):
@@ -158,20 +159,14 @@ def _tool_result(profile, store, event, response):
     with _open(store, event) as ledger:
         if ledger.is_paused():
             return None
-        if tool in profile.shell_tools and isinstance(tool_input, dict) and _is_own_call(ledger, tool_input):
+        text = tool_text(profile, tool, tool_input, response, lambda own: _is_own_call(ledger, own))
+        if text is None:
             return None
-        if profile.is_own_mcp_tool(tool):
-            # om's own MCP tools (pending, prime...) echo the ledger back;
-            # capturing them would feed each checkpoint's evidence into the next.
-            return None
-        from om.jsonio import dumps
-
-        text = dumps({"input": tool_input, "response": response, "tool": tool}, sort_keys=True)
-        key = _string(event, "tool_use_id") or profile.turn(event)
+        key = tool_key(_string(event, "tool_use_id"), profile.turn(event))
         with ledger.transaction():
             if ledger.is_paused():
                 return None
-            _capture(ledger, "tool", text, key)
+            capture(ledger, "tool", text, key)
             count, size, _, _ = ledger.backlog()
             if size < backlog_bytes():
                 return None
@@ -203,43 +198,90 @@ def _is_own_call(ledger, tool_input):
 def stop(profile, store, event):
     """Capture the final reply; maybe continue the turn once with a checkpoint request.
 
-    Once per turn: a turn with an id is remembered under the profile's
-    `stop_turn_key`; without one, the `prompt_id` the continuation followed is
-    remembered under `<prefix>stop_prompt_id`, so each captured prompt gets at
-    most one continuation.
+    The reply's key is the turn, else the last captured prompt's source id (as
+    v1 did); with neither there is nothing to key it by, and v1 did nothing at
+    all: no capture, no request. Once per key: the key a continuation was given
+    on is remembered in `stop_turn`, with v1's meaning, so a ledger handed over
+    mid-turn is not continued twice on the same turn or prompt.
     """
-    turn = profile.turn(event)
     continuing = event.get("stop_hook_active") is True
     ends_key = profile.state_prefix + "turn_ends"
-    prompt_key = profile.state_prefix + "stop_prompt_id"
     with _open(store, event) as ledger:
         with ledger.transaction():
             if ledger.is_paused():
                 return None
-            last_prompt = ledger.meta_get("prompt_id", "")
-            _capture(ledger, "assistant", _string(event, "last_assistant_message"), turn or last_prompt)
+            key = reply_key(profile.turn(event), ledger.meta_get("prompt_id", ""))
+            if key is None:
+                return None
+            capture(ledger, "assistant", _string(event, "last_assistant_message"), key)
             count, size, oldest, last = ledger.backlog()
             ends = turn_ends(ledger.meta_get(ends_key), ledger.cursor())
             if not continuing:
                 # This Stop completes the turn: remember how far the evidence reached.
                 ends.append(last)
             ledger.meta_set(ends_key, encode_turn_ends(ends))
-            if continuing or not count:
-                return None
-            if turn and ledger.meta_get(profile.stop_turn_key) == turn:
-                return None
-            if not turn and ledger.meta_get(prompt_key) == last_prompt:
+            if continuing or not count or ledger.meta_get("stop_turn") == key:
                 return None
             if not is_due(size, oldest, ends):
                 return None
             from om.adapter import messages
 
             reason = messages.checkpoint_request(profile, _command(ledger), count, size, ledger.session)
-            if turn:
-                ledger.meta_set(profile.stop_turn_key, turn)
-            ledger.meta_set(prompt_key, last_prompt)
+            ledger.meta_set("stop_turn", key)
             ledger.meta_set("stop_prompt", reason)
     return profile.continuation(reason)
+
+
+# -- sources: what an event makes evidence of (the hooks' and om.ingest's one copy) --
+
+
+def prompt_switch(prompt, paused):
+    """(paused after this prompt, the text it contributes as evidence or None).
+
+    `[om:pause]` pauses and contributes nothing; `[om:resume]` resumes and
+    contributes the rest of the prompt; any other prompt contributes itself,
+    unless capture is paused. om's own continuation is told apart afterwards
+    (`is_continuation`), against the last continuation text.
+    """
+    if is_pause(prompt):
+        return True, None
+    resumed = resumed_text(prompt)
+    if resumed is not None:
+        return False, resumed
+    return paused, None if paused else prompt
+
+
+def tool_text(profile, tool, tool_input, response, is_own_call):
+    """The text of a tool result's source, or None when the call is om's own.
+
+    `is_own_call(tool_input)` says whether a shell tool's input is the agent's
+    own ledger call (om.adapter.selfcapture). om's own MCP tools (pending,
+    prime...) echo the ledger back; capturing them would feed each checkpoint's
+    evidence into the next. A failed call's `response` is `failure_response`.
+    """
+    if tool in profile.shell_tools and isinstance(tool_input, dict) and is_own_call(tool_input):
+        return None
+    if profile.is_own_mcp_tool(tool):
+        return None
+    from om.jsonio import dumps
+
+    return dumps({"input": tool_input, "response": response, "tool": tool}, sort_keys=True)
+
+
+def tool_key(tool_use_id, turn):
+    """The key of a tool result: its call's id, else the turn."""
+    return tool_use_id or turn
+
+
+def failure_response(error, is_interrupt):
+    """The `response` of a failed tool call (Claude Code's PostToolUseFailure)."""
+    return {"error": error, "is_interrupt": is_interrupt}
+
+
+def reply_key(turn, last_prompt):
+    """The key of a final reply: the turn, else the source id of the last captured prompt, else None
+    (v1's rule: with neither, a reply is not captured and nothing else happens)."""
+    return turn or last_prompt or None
 
 
 # -- prompt switches ---------------------------------------------------------

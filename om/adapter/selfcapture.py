@@ -10,6 +10,10 @@ or `||`, with at most heredoc and input redirections. Everything else (pipes,
 output redirections, substitutions, variables, subshells, functions, loops,
 conditionals, mixed commands, `--store=...` spellings, anything unparsable) is
 evidence: when unsure, capture.
+
+`ledger_words` is the same reading, giving the command word of each call (so
+a transcript reader can tell a `pause` from a `prime`); `is_ledger_call` is
+whether it gives any.
 """
 
 _SEPARATORS = {";", "&&", "||"}
@@ -29,17 +33,22 @@ def command_of(tool_input):
 
 
 def is_ledger_call(command, advertised_argv, store, session):
+    return ledger_words(command, advertised_argv, store, session) is not None
+
+
+def ledger_words(command, advertised_argv, store, session):
+    """The command words (`pending`, `apply`, `pause`...) of a command that is only ledger calls, else None."""
     if not isinstance(command, str) or store not in command:
         # Cheap exit before importing shlex: a call naming this store must spell it out.
-        return False
+        return None
     if "`" in command:
-        return False
+        return None
     text = _strip_heredocs(command)
     if text is None or "$" in text:
-        return False
+        return None
     words = _tokens(text.replace("\n", " ; "))
     if words is None:
-        return False
+        return None
     commands, current = [], []
     for word in words:
         if word in _SEPARATORS:
@@ -49,22 +58,22 @@ def is_ledger_call(command, advertised_argv, store, session):
             current.append(word)
     commands.append(current)
     commands = [c for c in commands if c]
-    if not commands:
-        return False
-    return all(_is_static_call(c, advertised_argv, store, session) for c in commands)
+    verbs = [_static_call(c, advertised_argv, store, session) for c in commands]
+    return verbs if verbs and None not in verbs else None
 
 
-def _is_static_call(words, advertised_argv, store, session):
+def _static_call(words, advertised_argv, store, session):
+    """The command word of one simple command that is a static call of the ledger, else None."""
     args, i = [], 0
     while i < len(words):
         word = words[i]
         if word in _INPUT_REDIRECTIONS:
             if i + 1 >= len(words) or _is_operator(words[i + 1]):
-                return False
+                return None
             i += 2
             continue
         if _is_operator(word):
-            return False
+            return None
         args.append(word)
         i += 1
     scope = ["--store", store, "--session", session]
@@ -73,27 +82,27 @@ def _is_static_call(words, advertised_argv, store, session):
         runtime = runtime[:-4]  # the runtime itself; its scope is checked like om's
     for program in (runtime, ["om"]):
         if program and args[: len(program)] == program:
-            return _is_scoped(args[len(program):], store, session)
-    return False
+            return _scoped_verb(args[len(program):], store, session)
+    return None
 
 
-def _is_scoped(args, store, session):
-    """Whether `args` (after the program) are a command word with this exact store and session."""
+def _scoped_verb(args, store, session):
+    """The command word when `args` (after the program) are one with this exact store and session, else None."""
     wanted = {"--store": store, "--session": session}
     seen, rest, i = set(), [], 0
     while i < len(args):
         word = args[i]
         if word in wanted:
             if i + 1 >= len(args) or args[i + 1] != wanted[word]:
-                return False
+                return None
             seen.add(word)
             i += 2
             continue
         if word.startswith(tuple(option + "=" for option in _SCOPE)):
-            return False
+            return None
         rest.append(word)
         i += 1
-    return len(seen) == 2 and bool(rest) and not rest[0].startswith("-")
+    return rest[0] if len(seen) == 2 and rest and not rest[0].startswith("-") else None
 
 
 def _is_operator(word):

@@ -4,10 +4,11 @@ MCP server starting, and capture receipts of the Claude Code hooks.
 Invariants:
 - Read-only, like the rest of doctor: it reads Claude Code's own files and starts the
   plugin's MCP server only to list its tools; it never installs, enables or edits.
-- Each finding is {"check", "status" (ok|warn|fail), "finding", "fix"}, the fix being
-  empty when ok; names start with `claude.`.
-- Without any Claude Code configuration it reports one ok finding and nothing else:
-  a Codex-only user is not warned about a client they do not use.
+- Each finding is {"check", "status", "finding", "fix"} (om.doctor.findings); names
+  start with `claude.`. Claude Code is judged only when om is set up in it (the plugin
+  or the settings hooks, `presence`) or when this runtime is its plugin copy.
+- One cause, one verdict: a check that keeps the hooks from running marks the client
+  blocked, and the capture receipts are then not judged.
 
 Claude Code facts it relies on (2.1.332): the configuration folder is
 $CLAUDE_CONFIG_DIR, else ~/.claude. `claude plugin install om@observational-memory`
@@ -17,14 +18,19 @@ settings file of its scope (user: settings.json here; project: <projectPath>/.cl
 settings.json; local: <projectPath>/.claude/settings.local.json); its
 marketplace is in plugins/known_marketplaces.json, and for a `directory` marketplace
 the hooks run from the marketplace folder itself (CLAUDE_PLUGIN_ROOT), not from the
-cache copy. The plugin's data folder (the store) is plugins/data/om-observational-memory,
-made at the first session. Plugin hooks come from hooks/hooks.json; settings hooks from
-the `hooks` block of settings.json. A plugin's MCP server from its manifest gets
+cache copy. The plugin's data folder is plugins/data/om-observational-memory, made at
+the first session and deleted by `claude plugin uninstall`; the store is beside the
+plugin folders (om.location). Plugin hooks come from hooks/hooks.json; settings hooks
+from the `hooks` block of settings.json. A plugin's MCP server from its manifest gets
 ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_PLUGIN_DATA} substituted and both as variables.
 """
 
 import json
 import os
+
+from om.doctor.findings import check as _finding
+from om.doctor.findings import install_command, skipped
+from om.doctor.findings import quote as _q
 
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
@@ -35,56 +41,55 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
 REGISTERED = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop")
 LAUNCHER = "hooks/om-hook"
 SETTINGS_MARK = "hook --client claude"
-INSTALL = f"claude plugin marketplace add <om checkout> && claude plugin install {PLUGIN_ID}"
 
 
-def config_dir(environ=None):
-    environ = os.environ if environ is None else environ
-    return os.path.expanduser(environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+def presence(home):
+    """{"installed", "store", "plugin"}: whether om is set up in this Claude Code configuration (its
+    plugin, or the settings hooks), where its hooks write, and whether they are the plugin's."""
+    from om.location import client_store
+
+    installed, _ = _load(os.path.join(home, "plugins", "installed_plugins.json"))
+    plugins = installed.get("plugins") if isinstance(installed, dict) else None
+    plugin = isinstance(plugins, dict) and bool(plugins.get(PLUGIN_ID))
+    settings, _ = _load(os.path.join(home, "settings.json"))
+    hooks = _settings_hooks(settings) if isinstance(settings, dict) else []
+    store = client_store("claude", home)
+    if hooks and not plugin:
+        store = _store_of(hooks[0][1], os.environ) or store
+    return {"installed": plugin or bool(hooks), "store": store, "plugin": plugin}
 
 
-def plugin_data_dir(config=None):
-    return os.path.join(config or config_dir(), "plugins", "data", f"{PLUGIN}-{MARKETPLACE}")
-
-
-def checks(store=None, environ=None, rerun=None):
-    """Claude Code findings. `store`: the store doctor was pointed at explicitly, if any;
-    `rerun`: the command that runs doctor again (for the fixes)."""
-    environ = os.environ if environ is None else environ
-    config = config_dir(environ)
-    if not os.path.isdir(config):
-        return [_finding("claude.plugin", "ok", f"no Claude Code configuration at {config}: nothing to check")]
+def checks(scope):
+    """Claude Code findings, when Claude Code is judged (om.doctor.scope)."""
+    client = scope.client("claude")
+    if client is None:
+        return []
+    config = client.home
     settings_path = os.path.join(config, "settings.json")
     settings, error = _load(settings_path)
     if error:
+        client.blocked = "claude.plugin"
         return [_finding("claude.plugin", "fail", f"{settings_path} is not valid JSON: {error}",
-                         f"edit {_q(settings_path)} (Claude Code ignores an invalid settings file, hooks included)")]
+                         f"edit {_q(settings_path)} (Claude Code ignores an invalid settings file, hooks included)"),
+                skipped("claude.capture", "claude.plugin")]
     settings = settings if isinstance(settings, dict) else {}
     settings_hooks = _settings_hooks(settings)
     found = []
     root = _plugin_checks(config, settings, settings_hooks, found)
     if root is not None:
         found.append(_hooks_check(root, settings_hooks))
-        found.append(_mcp_check(root, config, environ))
-        claude_store = store or plugin_data_dir(config)
-    else:
+        found.append(_mcp_check(root, config, os.environ, scope.store_of(client)))
+    elif settings_hooks:
         found.append(_settings_hooks_check(settings_hooks, settings_path))
-        claude_store = store or (settings_hooks and _store_of(settings_hooks[0][1], environ))
-    if claude_store:
-        from om.doctor import capture
+    failed = [v["check"] for v in found if v["status"] == "fail" and v["check"] != "claude.mcp"]
+    if failed:
+        client.blocked = client.blocked or failed[0]
+    elif root is None and not settings_hooks:  # no hooks at all: nothing can have run
+        client.blocked = client.blocked or "claude.plugin"
+    from om.doctor import capture
 
-        context = {"store_is_dir": os.path.isdir(claude_store), "store_exists": os.path.exists(claude_store),
-                   "rerun": rerun}
-        found += capture.checks(claude_store, EVENTS, None, context, client="claude")
+    found += capture.checks(client, scope, EVENTS)
     return found
-
-
-def _finding(name, status, finding, fix=""):
-    return {"check": name, "status": status, "finding": finding, "fix": fix if status != "ok" else ""}
-
-
-def _q(path):
-    return "'" + str(path).replace("'", "'\\''") + "'"
 
 
 def _load(path):
@@ -110,7 +115,7 @@ def _plugin_checks(config, settings, settings_hooks, found):
         if not settings_hooks:
             found.append(_finding("claude.plugin", "warn",
                                   f"Claude Code plugin {PLUGIN_ID} not installed in {config}: nothing captures "
-                                  "automatically in Claude Code", INSTALL))
+                                  "automatically in Claude Code", install_command("claude")))
         else:
             found.append(_finding("claude.plugin", "ok",
                                   f"Claude Code plugin {PLUGIN_ID} not installed; hooks come from settings.json"))
@@ -201,7 +206,7 @@ def _hooks_check(root, settings_hooks):
     if settings_hooks:
         return _finding("claude.hooks", "warn",
                         "om hooks are registered twice, by the plugin and in settings.json: each event is "
-                        "captured into two stores", "remove the om entries from the hooks block of settings.json")
+                        "handled twice", "remove the om entries from the hooks block of settings.json")
     return _finding("claude.hooks", "ok", f"plugin hooks registered for {', '.join(REGISTERED)} (no trust step in "
                                           "Claude Code: they run in every session)")
 
@@ -214,9 +219,6 @@ def _commands(groups):
 
 
 def _settings_hooks_check(settings_hooks, settings_path):
-    if not settings_hooks:
-        return _finding("claude.hooks", "warn", "no om hooks registered for Claude Code (no plugin, none in "
-                                                f"{settings_path})", INSTALL + "  # or the settings block in docs/claude.md")
     events = sorted({e for e, _ in settings_hooks})
     missing = [e for e in REGISTERED if e not in events]
     if missing:
@@ -243,8 +245,8 @@ def _store_of(command, environ):
 # -- MCP --------------------------------------------------------------------------------
 
 
-def _mcp_check(root, config, environ):
-    """Start the plugin's MCP server as Claude Code would, and list its tools."""
+def _mcp_check(root, config, environ, serves):
+    """Start the plugin's MCP server as Claude Code would, and list its tools; `serves` is the store it will serve."""
     from om.mcp.probe import exchange
 
     manifest = os.path.join(root, ".claude-plugin", "plugin.json")
@@ -254,10 +256,12 @@ def _mcp_check(root, config, environ):
     if error or not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return _finding("claude.mcp", "warn", f"{manifest} declares no om MCP server: the agent can only reach the "
                                               "ledger through its shell", f"claude plugin install {PLUGIN_ID}")
-    store = plugin_data_dir(config)
+    from om.location import plugin_data_dir
+
+    data = plugin_data_dir("claude", config)
 
     def expand(value):
-        return str(value).replace("${CLAUDE_PLUGIN_ROOT}", root).replace("${CLAUDE_PLUGIN_DATA}", store)
+        return str(value).replace("${CLAUDE_PLUGIN_ROOT}", root).replace("${CLAUDE_PLUGIN_DATA}", data)
 
     import shutil
 
@@ -271,7 +275,7 @@ def _mcp_check(root, config, environ):
     args = [expand(a) for a in entry.get("args") or []]
     env = {k: v for k, v in environ.items() if not k.startswith("CLAUDE_PLUGIN_")}
     env.update({str(k): expand(v) for k, v in (entry.get("env") or {}).items()})
-    env.update(CLAUDE_PLUGIN_ROOT=root, CLAUDE_PLUGIN_DATA=store)
+    env.update(CLAUDE_PLUGIN_ROOT=root, CLAUDE_PLUGIN_DATA=data)
     shown = " ".join([entry["command"]] + [str(a) for a in entry.get("args") or []])
     try:
         cwd = os.getcwd()
@@ -279,5 +283,5 @@ def _mcp_check(root, config, environ):
         cwd = root
     result = exchange(PLUGIN, [command] + args, cwd, env, shown, " ".join([command] + args) + " < /dev/null",
                       f"claude plugin install {PLUGIN_ID}")
-    finding = result["finding"] + (f"; it serves {store}" if result["status"] == "ok" else "")
+    finding = result["finding"] + (f"; it serves {serves}" if result["status"] == "ok" else "")
     return _finding("claude.mcp", result["status"], finding, result["fix"])

@@ -23,8 +23,9 @@ and the cadence are shared with every client (om.adapter). Facts this rests on
   block` would send the reason twice, once quoting the whole hook command line.)
   Claude Code itself does not stop a hook that keeps continuing: the adapter
   alone guarantees one continuation per turn.
-- Adapter state: the v1 keys `prompt_id`, `stop_prompt`, `notified_cursor` with
-  v1's meaning; Claude's own state in keys prefixed `claude_`.
+- Adapter state: the v1 keys `prompt_id`, `stop_turn`, `stop_prompt`,
+  `notified_cursor` with v1's meaning (as the Codex adapter keeps them); Claude's
+  own state in keys prefixed `claude_`.
 """
 
 from om import adapter
@@ -44,16 +45,15 @@ PROFILE = _Claude(
     name="claude",
     turn_field="prompt_id",
     state_prefix="claude_",
-    stop_turn_key="claude_stop_turn",
     shell_tools=("Bash",),
     own_mcp_prefixes=OWN_MCP_TOOLS,
     mcp_note="They write the store even when Claude Code's sandbox keeps the shell from writing it.",
 )
 
 
-def run_hook(store, stdin, stderr):
+def run_hook(store, stdin, stderr, problem=None):
     """Handle one Claude Code event read from the binary stream `stdin`; return what to print."""
-    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS)
+    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS, problem)
 
 
 HANDLERS = {

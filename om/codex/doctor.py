@@ -1,4 +1,4 @@
-"""Doctor's facts about the Codex installation: plugin, hook trust, sandbox.
+"""Doctor's facts about the Codex installation: plugin, hook trust, sandbox, MCP server, capture.
 
 Invariants:
 - Read-only, like all of doctor: config.toml and the plugin's cache copy are read,
@@ -6,11 +6,11 @@ Invariants:
 - Codex facts relied on (0.169.0 and 0.171.0): the plugin is `om@observational-memory`
   in config.toml `[plugins."…"] enabled`; its cache copy lives at
   plugins/cache/<marketplace>/<plugin>/<version>/, rewritten by every
-  `codex plugin add` (so its files' modification time is the install time), and its
-  data (the store) at plugins/data/<plugin>-<marketplace>/, which survives updates.
-- `checks(home, store)` returns (checks, installation): the installation is
-  {"root", "installed_at", "trust"} for the MCP and capture checks, or None when no
-  plugin copy is installed.
+  `codex plugin add` (so its files' modification time is the install time).
+- One cause, one verdict: when Codex answers `hooks/list`, its answer (`codex.trust`)
+  is the one verdict on trust and `codex.hooks` only says what is registered; a check
+  that keeps the hooks from running marks the client blocked, and what depends on
+  running hooks (the MCP server's use, the capture receipts) is then not judged.
 """
 
 import json
@@ -18,37 +18,33 @@ import os
 
 from om.codex import config as codex_config
 from om.codex.trust import HOOKS_FILE, ask_codex, identity_hash, state_key
-from om.doctor.findings import check, quote
+from om.doctor.findings import check, install_command, quote, skipped
 
 PLUGIN = "om"
 MARKETPLACE = "observational-memory"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
 #: Every hook the plugin registers; Interrupt runs only when a turn is interrupted.
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Interrupt")
-INSTALL = f"codex plugin marketplace add <om checkout> && codex plugin add {PLUGIN_ID}"
-TRUST_FIX = "run codex, open /hooks, review and trust the om hooks (Codex skips untrusted or modified hooks silently)"
+TRUST_FIX = ("run codex and trust the om hooks when it asks at start-up (or in /hooks); without the TUI,"
+             " see docs/codex.md#trust-without-the-tui")
 
 
-def codex_home(store=None):
-    """$CODEX_HOME; else the one whose plugin data folder `store` is (Codex starts the MCP
-    server without CODEX_HOME); else ~/.codex."""
-    if os.environ.get("CODEX_HOME"):
-        return os.path.expanduser(os.environ["CODEX_HOME"])
-    if store:
-        data = os.path.dirname(store)
-        plugins = os.path.dirname(data)
-        if (os.path.basename(store) == f"{PLUGIN}-{MARKETPLACE}" and os.path.basename(data) == "data"
-                and os.path.basename(plugins) == "plugins"):
-            return os.path.dirname(plugins)
-    return os.path.expanduser("~/.codex")
+def cache_dir(home):
+    return os.path.join(home, "plugins", "cache", MARKETPLACE, PLUGIN)
 
 
-def plugin_data_dir(home=None):
-    return os.path.join(home or codex_home(), "plugins", "data", f"{PLUGIN}-{MARKETPLACE}")
+def presence(home):
+    """{"installed", "store", "plugin"}: whether the om plugin is in this CODEX_HOME, and where its hooks write."""
+    from om.location import client_store
 
-
-def cache_dir(home=None):
-    return os.path.join(home or codex_home(), "plugins", "cache", MARKETPLACE, PLUGIN)
+    listed = False
+    try:
+        with open(os.path.join(home, "config.toml"), encoding="utf-8", errors="replace") as f:
+            listed = PLUGIN_ID in f.read()
+    except OSError:
+        pass
+    return {"installed": listed or bool(_listdir(cache_dir(home))), "store": client_store("codex", home),
+            "plugin": True}
 
 
 def installed_at(root):
@@ -62,40 +58,63 @@ def installed_at(root):
     return max(times) if times else None
 
 
-def checks(home, store):
+def checks(scope):
+    """The codex.* findings, the MCP server's and the capture receipts', when Codex is judged."""
+    client = scope.client("codex")
+    if client is None:
+        return []
+    from om.doctor import capture
+    from om.doctor.mcp import mcp_check
+
+    found, root, config = _plugin_checks(client)
+    when = installed_at(root) if root else None
+    if root is not None and config is not None:
+        answer, trust = codex_trust_check(client.home)
+        found.append(hooks_check(config, root, answered=answer is not None))
+        found.append(trust)
+        for verdict in found[-2:]:
+            if verdict["status"] == "fail":
+                client.blocked = client.blocked or verdict["check"]
+        found.append(sandbox_check(config, root, scope.store_of(client), os.path.join(client.home, "config.toml")))
+    if root is None:
+        found.append(skipped("codex.mcp", client.blocked or "codex.plugin"))
+    else:
+        found.append(mcp_check(root))
+    found += capture.checks(client, scope, EVENTS, when)
+    return found
+
+
+def _plugin_checks(client):
+    """([codex.plugin finding], the installed copy or None, config or None); marks the client blocked."""
+    home = client.home
     config_path = os.path.join(home, "config.toml")
     config, error = codex_config.load(config_path)
     if error:
-        return [check("codex.plugin", "fail", f"{config_path}: {error}", f"edit {quote(config_path)}")], None
+        client.blocked = "codex.plugin"
+        return [check("codex.plugin", "fail", f"{config_path}: {error}", f"edit {quote(config_path)}")], None, None
     config = config or {}
     entry = (config.get("plugins") or {}).get(PLUGIN_ID)
     cache = cache_dir(home)
     versions = sorted(_listdir(cache))
     if entry is None or not versions:
+        client.blocked = "codex.plugin"
         what = "not installed" if entry is None else f"listed in config but missing from {cache}"
-        return [check("codex.plugin", "warn", f"Codex plugin {PLUGIN_ID} {what} in {home}: nothing captures automatically", INSTALL)], None
+        return [check("codex.plugin", "warn", f"Codex plugin {PLUGIN_ID} {what} in {home}: nothing captures automatically",
+                      install_command("codex"))], None, config
     root = os.path.join(cache, versions[-1])
-    when = installed_at(root)
     if entry.get("enabled") is False:
-        return [
-            check(
-                "codex.plugin",
-                "fail",
-                f"Codex plugin {PLUGIN_ID} is installed but disabled",
-                f'set enabled = true under [plugins."{PLUGIN_ID}"] in {quote(config_path)}',
-            )
-        ], {"root": root, "installed_at": when, "trust": None}
+        client.blocked = "codex.plugin"
+        return [check("codex.plugin", "fail", f"Codex plugin {PLUGIN_ID} is installed but disabled",
+                      f'set enabled = true under [plugins."{PLUGIN_ID}"] in {quote(config_path)}')], None, config
+    when = installed_at(root)
     stamp = f" {_utc(when)}" if when else ""
-    found = [check("codex.plugin", "ok", f"Codex plugin {PLUGIN_ID} {versions[-1]} installed{stamp} and enabled ({root})")]
-    found.append(hooks_check(config, root))
-    trust, trust_check = codex_trust_check(home)
-    found.append(trust_check)
-    found.append(sandbox_check(config, root, store, config_path))
-    return found, {"root": root, "installed_at": when, "trust": trust}
+    return [check("codex.plugin", "ok",
+                  f"Codex plugin {PLUGIN_ID} {versions[-1]} installed{stamp} and enabled ({root})")], root, config
 
 
-def hooks_check(config, root):
-    """The Codex hooks file registers every event, and config.toml trusts each handler's current definition."""
+def hooks_check(config, root, answered=False):
+    """The Codex hooks file registers every event; when Codex could not be asked, config.toml trusts each
+    handler's current definition (when it could, its answer is the verdict: codex.trust)."""
     hooks_file = os.path.join(root, HOOKS_FILE)
     reinstall = f"codex plugin add {PLUGIN_ID}"
     try:
@@ -107,6 +126,9 @@ def hooks_check(config, root):
     missing = [e for e in EVENTS if not spec.get(e)]
     if missing:
         return check("codex.hooks", "fail", f"hooks not registered for {', '.join(missing)}", reinstall)
+    if answered:
+        return check("codex.hooks", "ok", f"{HOOKS_FILE} registers {', '.join(EVENTS)} (whether Codex trusts them:"
+                                          " codex.trust)")
     untrusted, changed, disabled = [], [], []
     for event in EVENTS:
         for gi, group in enumerate(spec.get(event) or []):
@@ -130,7 +152,8 @@ def hooks_check(config, root):
     return check(
         "codex.hooks",
         "ok",
-        f"hooks registered for {', '.join(EVENTS)}; config.toml trusts each one's current definition",
+        f"hooks registered for {', '.join(EVENTS)}; config.toml trusts each one's current definition"
+        " (Codex alone can tell whether the installed files still match: codex.trust)",
     )
 
 
@@ -143,7 +166,7 @@ def codex_trust_check(home):
             "warn",
             f"could not ask Codex whether it runs the om hooks ({reason}); only Codex can tell whether the"
             " installed plugin files still match the ones you trusted",
-            "put codex on PATH and run doctor again, or open /hooks in codex",
+            "put codex on PATH and run doctor again, or look at /hooks in codex",
         )
     by_status = {}
     for hook in answer["hooks"]:

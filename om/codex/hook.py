@@ -29,16 +29,15 @@ PROFILE = _Codex(
     name="codex",
     turn_field="turn_id",
     state_prefix="codex_",
-    stop_turn_key="stop_turn",
     shell_tools=("Bash",),
     own_mcp_prefixes=(OWN_MCP_TOOLS,),
     mcp_note="Codex runs them outside the sandbox, so they work where the shell cannot write the store.",
 )
 
 
-def run_hook(store, stdin, stderr):
+def run_hook(store, stdin, stderr, problem=None):
     """Handle one Codex event read from the binary stream `stdin`; return what to print."""
-    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS)
+    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS, problem)
 
 
 def interrupt(profile, store, event):

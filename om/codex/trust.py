@@ -75,6 +75,8 @@ def ask_codex(home, plugin_id, timeout=TIMEOUT_S, cwd=None):
     env["CODEX_HOME"] = home
     if cwd is None or not os.path.isdir(cwd):
         cwd = os.path.expanduser("~")
+        if not os.path.isdir(cwd):  # a HOME that does not exist: the question does not depend on it
+            cwd = "/"
     try:
         proc = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, env=env, cwd=cwd)

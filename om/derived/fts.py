@@ -11,6 +11,11 @@ Invariants:
   and neither ever changes for a given seq. Whether an entry is active or
   retired is read from `entries` at query time, so `apply` never has to touch
   the index and a peer's retirement is seen at once.
+- Two columns per document: `text`, the text as unicode61 folds it (exact
+  words, phrases, prefixes), and `stems`, the same words each replaced by its
+  stem (`stems_text`: om.porter over the folded words), which is what terms
+  are ranked by. Both are written by this module's SQL functions at insert
+  time, so the index and the scan (om.search) tokenize with the same code.
 - Row identity: a source is document `seq`, an entry is document
   `ENTRY_BASE + seq`. One table (so BM25 statistics are shared and scores of
   memories and evidence are comparable), split by rowid range (so a search of
@@ -19,28 +24,33 @@ Invariants:
   capture from a hook waits for at most one chunk. It follows om/derived's
   protocol (`NAME`, `catch_up`, `invalidate`) and its rewrite rule: the
   indexed prefix of each v1 table must still end in the same row.
+- The table's name carries its format (`NAME`); the index of an earlier
+  format (`om_fts`, one column) is dropped when this one is created, so a
+  store indexed by an earlier om is reindexed on its next search.
 """
 
+import functools
 import re
+import unicodedata
 
+from om import porter
 from om.derived import names
 from om.sqlite import Transaction, load
 
 sqlite3 = load()
 
-#: Changing tokenizing or row identity changes this; a different value means rebuild.
-FORMAT = "1;unicode61 remove_diacritics 2;cjk-chars;entry-base-40"
+#: Changing tokenizing, stemming or row identity changes this; a different value means rebuild.
+FORMAT = "2;unicode61 remove_diacritics 2;cjk-chars;entry-base-40;porter-stems"
 ENTRY_BASE = 1 << 40
 CHUNK = 2000
 MEMBERS_CHUNK = 500
-TABLE = "om_fts"
-STATE = "om_fts_state"
+TABLE = "om_fts_v2"
+STATE = "om_fts_v2_state"
 NAME = TABLE
-#: The index's columns and tokenizer, and the SQL of each row's columns from a v1 row's `body`: one
+#: The index's columns and tokenizer, and the SQL of each row's columns from a v1 row's text: one
 #: definition for this index and for every other full-text table built the same way (the store index).
-COLUMNS = "text"
+COLUMNS = "text, stems"
 TOKENIZE = "unicode61 remove_diacritics 2"
-DOCUMENT = "om_spread_cjk(json_extract(body, '$.text'))"
 
 
 def definition(content=""):
@@ -49,9 +59,24 @@ def definition(content=""):
     return f"fts5({COLUMNS}{stored}, tokenize='{TOKENIZE}')"
 
 
+def documents(rows, offset="0"):
+    """SQL selecting (seq + `offset`, then COLUMNS) of `rows`, a FROM clause of v1 rows (seq, body);
+    the functions it calls are those `register` makes known."""
+    return (f"SELECT seq + {offset}, om_spread_cjk(t), om_stems(t)"
+            f" FROM (SELECT seq, json_extract(body, '$.text') AS t FROM {rows})")
+
+
 def register(conn):
-    """Make DOCUMENT's functions known to `conn`."""
+    """Make the functions of `documents` known to `conn`."""
     conn.create_function("om_spread_cjk", 1, spread_cjk, deterministic=True)
+    conn.create_function("om_stems", 1, stems_text, deterministic=True)
+
+
+#: The first format's tables (one column, no stems): dropped when this format is created.
+LEGACY = ("om_fts", "om_fts_state")
+LEGACY_SHADOWS = ("om_fts_data", "om_fts_idx", "om_fts_docsize", "om_fts_config", "om_fts_content")
+
+WORD = re.compile(r"[^\W_]+")
 
 # Scripts written without spaces between words. unicode61 would keep a whole
 # run as one token; indexing each character as a token lets a query word match
@@ -68,6 +93,31 @@ def spread_cjk(text):
     if not text or text.isascii():
         return text or ""
     return CJK_CHAR.sub(r" \1 ", text)
+
+
+def fold(text):
+    """Case- and diacritic-folded text, as unicode61 remove_diacritics 2 compares it."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFD", text)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped).lower()
+
+
+@functools.lru_cache(maxsize=65536)
+def stem_of(word):
+    """The stem a folded word is indexed and matched under: Porter's for ASCII letters, else the word."""
+    return porter.stem(word) if word.isascii() and word.isalpha() else word
+
+
+def words_of(text):
+    """The folded words of a text, CJK characters one word each: what both columns hold."""
+    return WORD.findall(fold(spread_cjk(text)))
+
+
+def stems_text(text):
+    """The `stems` column of a document: its words, each replaced by its stem."""
+    return " ".join(stem_of(w) for w in words_of(text or ""))
 
 
 def fts5_available(conn):
@@ -118,24 +168,39 @@ def index_exists(conn):
 
 
 def drop(conn):
-    """Remove every om_fts table, even when FTS5 can no longer open a damaged one."""
+    """Remove this format's tables, even when FTS5 can no longer open a damaged index."""
+    shadows = tuple(f"{TABLE}_{part}" for part in ("data", "idx", "docsize", "config", "content"))
     with _write(conn):
-        try:
-            conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        except sqlite3.Error:
-            # FTS5 cannot destroy a table whose shadow tables are gone or
-            # unreadable. Drop what is left as plain tables, then remove the
-            # virtual table's schema row: it owns no pages, so nothing leaks.
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) = 'om_fts_'"
-            ).fetchall():
-                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-            conn.execute("PRAGMA writable_schema = ON")
-            try:
-                conn.execute("DELETE FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,))
-            finally:
-                conn.execute("PRAGMA writable_schema = OFF")
+        _drop_index(conn, TABLE, shadows)
         conn.execute(f"DROP TABLE IF EXISTS {STATE}")
+    _reset_schema(conn)
+
+
+def _drop_legacy(conn):
+    """Remove the first format's index (inside create's transaction)."""
+    table, state = LEGACY
+    if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = ? OR name = ?", LEGACY).fetchone()[0]:
+        _drop_index(conn, table, LEGACY_SHADOWS)
+        conn.execute(f"DROP TABLE IF EXISTS {state}")
+
+
+def _drop_index(conn, table, shadows):
+    try:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    except sqlite3.Error:
+        # FTS5 cannot destroy a table whose shadow tables are gone or
+        # unreadable. Drop what is left as plain tables, then remove the
+        # virtual table's schema row: it owns no pages, so nothing leaks.
+        for name in shadows:
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        conn.execute("PRAGMA writable_schema = ON")
+        try:
+            conn.execute("DELETE FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+        finally:
+            conn.execute("PRAGMA writable_schema = OFF")
+
+
+def _reset_schema(conn):
     try:
         conn.execute("PRAGMA writable_schema = RESET")
     except sqlite3.Error:
@@ -144,6 +209,7 @@ def drop(conn):
 
 def create(conn):
     with _write(conn):
+        _drop_legacy(conn)
         conn.execute(
             f"CREATE VIRTUAL TABLE {TABLE} USING {definition()}"
         )
@@ -172,6 +238,7 @@ def catch_up(conn, chunk=CHUNK):
         if index_exists(conn):
             drop(conn)
         create(conn)
+        _reset_schema(conn)
     return extend(conn, chunk)
 
 
@@ -197,8 +264,7 @@ def extend(conn, chunk=CHUNK):
                     break
                 last_seq, last_id = rows[-1]
                 conn.execute(
-                    f"INSERT INTO {TABLE}(rowid, {COLUMNS}) SELECT seq + ?, {DOCUMENT}"
-                    f" FROM {table} WHERE seq > ? AND seq <= ?",
+                    f"INSERT INTO {TABLE}(rowid, {COLUMNS}) " + documents(f"{table} WHERE seq > ? AND seq <= ?", "?"),
                     (base, seq, last_seq),
                 )
                 conn.executemany(
@@ -239,9 +305,10 @@ def count(conn, expression):
 def members(conn, expression, rowids, seek=True):
     """The subset of the given documents that match.
 
-    seek=True looks each rowid up (cheap for a plain term); seek=False walks the
-    expression's matches over the rowids' range once, which is far cheaper for
-    a prefix, whose every lookup merges all the doclists the prefix covers.
+    seek=True looks each rowid up (cheap for a plain term and a few rowids);
+    seek=False walks the expression's matches over the rowids' range once,
+    which is far cheaper for a prefix, whose every lookup merges all the
+    doclists the prefix covers, and for a term in few documents.
     """
     rowids = list(rowids)
     if not rowids:
@@ -271,15 +338,31 @@ def members(conn, expression, rowids, seek=True):
     return found
 
 
-def scores(conn, expression, rowids):
-    """bm25 of a few given documents (each costs a lookup; keep the list short)."""
-    marks = ",".join("?" * len(rowids))
-    return dict(
-        conn.execute(
-            f"SELECT rowid, bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN ({marks})",
-            (expression, *rowids),
+def scores(conn, expression, rowids, seek=True):
+    """{rowid: bm25} of the given documents that match.
+
+    seek=True looks each rowid up; seek=False scores every match of the
+    expression once, cheaper when its terms are in few documents.
+    """
+    rowids = list(rowids)
+    if not seek:
+        wanted = set(rowids)
+        return {
+            r: s
+            for r, s in conn.execute(f"SELECT rowid, bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ?", (expression,))
+            if r in wanted
+        }
+    found = {}
+    for i in range(0, len(rowids), MEMBERS_CHUNK):
+        part = rowids[i : i + MEMBERS_CHUNK]
+        marks = ",".join("?" * len(part))
+        found.update(
+            conn.execute(
+                f"SELECT rowid, bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN ({marks})",
+                (expression, *part),
+            )
         )
-    )
+    return found
 
 
 def _write(conn):

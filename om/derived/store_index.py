@@ -265,7 +265,7 @@ class Index:
         conn = self.conn
         base = session_id << 32
         conn.executemany(
-            f"INSERT INTO memories(rowid, {fts.COLUMNS}) SELECT ?, {fts.DOCUMENT} FROM (SELECT ? AS body)",
+            f"INSERT INTO memories(rowid, {fts.COLUMNS}) " + fts.documents("(SELECT ? AS seq, ? AS body)"),
             [(base + seq, body) for seq, body in rows["entries"]],
         )
         c = rows["coverage"]
@@ -341,19 +341,19 @@ class Index:
         return {r for (r,) in self.conn.execute(
             "SELECT DISTINCT rowid >> 32 FROM memories WHERE memories MATCH ?", (expression,))}
 
-    def ceilings(self, phrases, n, rule, memories, exact, k1, b, has_phrase=True):
+    def ceilings(self, phrases, n, rule, memories, exact, k1, has_phrase=True):
         """Rows (id, kind, bucket, recent) of every indexed session and kind that could hold a result, best first.
 
         `phrases`: (term index, column or None, [(token, is prefix)]) of the query's FTS5
         phrases. A session and kind yields a row when one of its documents may match some
         phrase; `bucket` bounds the score any such document can reach, in ten-thousandths,
-        by `rule` (om.search.CEILING) over each phrase's `w` (a prefix: the sum of its terms',
-        which bounds its bm25 part too; a phrase of several tokens: its largest idf times
-        k1 + 1). `memories` maps session ids to 2 when one of their entries holds the phrase,
-        1 when one holds every term; with `exact` False the relevance is bounded by nothing
-        (a session may be scanned, not scored by FTS5); `has_phrase` False when the query
-        has no phrase to earn the bonus. Ordered as cross-session search merges: bucket,
-        memories first, `recent`.
+        by `rule` (om.search.ceiling) over each phrase's `w` (a prefix: the sum of its terms',
+        which bounds its bm25 part too; a phrase of several tokens: the session's `once`
+        times k1 + 1). `memories` maps session ids to 2 when one of their entries holds the
+        phrase, 1 when one holds every term; with `exact` False the relevance is bounded by
+        nothing (a session may be scanned, not scored by FTS5); `has_phrase` False when the
+        query has no phrase to earn the bonus. Ordered as cross-session search merges:
+        bucket, memories first, `recent`.
         """
         conn = self.conn
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS om_want (j INTEGER, pos INTEGER, term INTEGER, col TEXT,"
@@ -371,7 +371,8 @@ class Index:
         covered = f"CASE WHEN r.kind = 1 AND coalesce(m.level, 0) = 0 THEN min(r.covered, {n} - 1) ELSE r.covered END"
         phrase = (f"CASE WHEN r.kind = 1 THEN coalesce(m.level = 2, 0)"
                   f" ELSE r.covered = {n} AND {int(bool(has_phrase))} END")
-        score = rule.format(covered=covered, n=n, relevance="r.r" if exact else "1e300", phrase=phrase)
+        score = rule(covered, phrase, n, "r.r" if exact else "1e300", "coalesce(rs.r, 0)" if exact else "1e300",
+                     "r.kind = 0")
         sql = f"""
 WITH
 found AS (    -- each wanted token against the terms it names (itself, or those it prefixes)
@@ -392,6 +393,7 @@ r AS (        -- a phrase of several tokens: the most a phrase's part can be in 
   FROM phrase p GROUP BY p.id, p.kind)
 SELECT r.id, r.kind, CAST(({score}) * 10000.0 * (1 + 1e-9) + 0.500001 AS INTEGER) AS bucket, s.recent
 FROM r JOIN sessions s ON s.id = r.id LEFT JOIN om_memory m ON m.id = r.id
+LEFT JOIN r AS rs ON rs.id = r.id AND rs.kind = 0
 ORDER BY bucket DESC, r.kind DESC, s.recent"""
         return conn.execute(sql)
 
@@ -496,8 +498,8 @@ class Reader:
         conn = self.conn
         terms, docs, tokens = [], 0, 0
         for kind, table, seq in ((0, "sources", after[0]), (1, "entries", after[1])):
-            docs += conn.execute(f"INSERT INTO batch(rowid, {fts.COLUMNS}) SELECT seq, {fts.DOCUMENT}"
-                                 f" FROM ledger.{table} WHERE seq > ?", (seq,)).rowcount
+            docs += conn.execute(f"INSERT INTO batch(rowid, {fts.COLUMNS}) "
+                                 + fts.documents(f"ledger.{table} WHERE seq > ?"), (seq,)).rowcount
             sizes = {doc: _size(blob) for doc, blob in conn.execute("SELECT id, sz FROM batch_docsize")}
             if sizes:
                 tokens += sum(sizes.values())

@@ -1,62 +1,66 @@
 """`om doctor`: prove that memory capture works, or say exactly what to fix.
 
 Invariants:
+- Doctor judges the client this copy runs for, every client the user has om set up
+  in, and nothing else (om.doctor.scope): a working Codex-only, Claude Code-only or
+  two-client installation is all ok, and a user with om in no client gets one line.
+- One cause, one verdict: a check that keeps a client's hooks from running marks the
+  client blocked, and what only running hooks could show is then `skip`.
 - Doctor opens ledgers read-only and never creates, repairs or trusts anything (it
   removes only staging folders no live process owns, as fork and import do); every
   finding that is not ok carries the exact command or edit that fixes it, written so
-  that it runs as shown (om.doctor.findings).
+  that it runs as shown, in the order printed (om.doctor.findings).
 - The report's status is the worst of its checks; only "fail" makes the exit status 1.
-- One module per area, run in this order: runtime (om.doctor.runtime), store
-  (om.doctor.store), the Codex installation (om.codex.doctor: plugin, hooks,
-  Codex's own trust verdict, sandbox), the MCP server (om.doctor.mcp), and the
-  capture receipts (om.doctor.capture), which are read in the light of the others.
+- The checks are the modules MODULES names, run in order, each `checks(scope) -> [finding]`:
+  runtime (om.doctor.runtime), the no-client line (om.doctor.clients), the stores
+  (om.doctor.store), Codex (om.codex.doctor) and Claude Code (om.claude.doctor), each
+  client's with its MCP server (om.doctor.mcp) and capture receipts (om.doctor.capture),
+  then whether each judged client's newest transcripts hold turns its ledgers lack
+  (om.doctor.ingest). A new area is one module and one line here.
 """
 
-import os
+from om import __version__
+from om.doctor.findings import worst
 
-from om import STORE_ENV, __version__
-from om.doctor import capture, runtime
-from om.doctor import store as store_checks
-from om.doctor.findings import quote, worst
-from om.invocation import runtime_command
+#: The check modules, in the order their findings are printed; a new area adds one line.
+MODULES = (
+    "om.doctor.runtime",
+    "om.doctor.clients",
+    "om.doctor.store",
+    "om.codex.doctor",
+    "om.claude.doctor",
+    "om.doctor.ingest",
+)
 
 
 def diagnose(store=None):
-    """Run every check; returns {"status", "version", "store", "store_from", "run_as", "rerun", "checks": [...]}.
+    """Run every check; returns {"status", "version", "store", "store_from", "stores", "clients", "run_for",
+    "run_as", "rerun", "checks": [...]}.
 
-    run_as: how a shell runs this runtime; rerun: the command that runs this same check again."""
-    from om.codex import doctor as codex
+    store: the first store checked (the one given, else the first judged client's), store_from: how it
+    was found; stores: every store checked; clients: the clients judged; run_for: the client this copy
+    is the plugin copy of (or None); run_as: how a shell runs this runtime; rerun: the command that runs
+    this same check again."""
+    from importlib import import_module
 
-    source = "--store"
-    if not store:
-        store, source = os.environ.get(STORE_ENV), STORE_ENV
-    if not store:
-        store, source = codex.plugin_data_dir(codex.codex_home()), "Codex plugin data"
-    store = os.path.realpath(os.path.abspath(os.path.expanduser(store)))
-    home = codex.codex_home(store)
-    checks = runtime.checks(store)
-    checks += store_checks.checks(store, source)
-    found, installation = codex.checks(home, store)
-    checks += found
-    from om.doctor.mcp import mcp_check
+    from om.doctor import scope as scopes
 
-    checks.append(mcp_check(installation["root"] if installation else None, codex.INSTALL))
-    blocked = any(c["check"] in ("codex.plugin", "codex.hooks", "codex.trust") and c["status"] == "fail" for c in checks)
-    run_as = runtime_command()
-    rerun = f"{run_as} doctor" + (f" --store {quote(store)}" if source == "--store" else "")
-    context = {"store_is_dir": os.path.isdir(store), "store_exists": os.path.exists(store), "hooks_blocked": blocked,
-               "rerun": rerun}
-    checks += capture.checks(store, codex.EVENTS, installation, context)
-    from om.claude.doctor import checks as claude_checks
-
-    # Claude Code keeps its own store (its plugin data folder) unless one was named.
-    checks += claude_checks(None if source == "Codex plugin data" else store, rerun=rerun)
-    return {"status": worst(checks), "version": __version__, "store": store, "store_from": source,
-            "run_as": run_as, "rerun": rerun, "checks": checks}
+    scope = scopes.build(store)
+    checks = []
+    for name in MODULES:
+        checks += import_module(name).checks(scope)
+    first = scope.stores[0] if scope.stores else (None, None)
+    return {"status": worst(checks), "version": __version__, "store": first[0], "store_from": first[1],
+            "stores": [path for path, _ in scope.stores], "clients": [c.name for c in scope.clients],
+            "run_for": scope.run_for, "run_as": scope.run_as, "rerun": scope.rerun, "checks": checks}
 
 
 def render(report):
-    lines = [f"om doctor: {report['status']} (store {report['store']}, from {report['store_from']})"]
+    from om.location import display_name
+
+    judged = ", ".join(display_name(c) for c in report["clients"]) or "no client"
+    stores = ", ".join(report["stores"]) or "none"
+    lines = [f"om doctor: {report['status']} (for {judged}; store{'s' if len(report['stores']) > 1 else ''} {stores})"]
     width = max(len(c["check"]) for c in report["checks"])
     for c in report["checks"]:
         lines.append(f"{c['status']:<4}  {c['check']:<{width}}  {c['finding']}")

@@ -3,8 +3,9 @@
 Every hook run leaves a receipt (om.receipts); a failed run also leaves its reason
 in `<store>/hook-errors.log`. Invariants:
 - A missing receipt says only what is known: the hook has not recorded a run in
-  this store. The fix names the likeliest cause found by the other checks (a store
-  that is not a directory, hooks Codex will not run), not a guess.
+  this store. When an earlier check already names why the hooks cannot run (the
+  client's `blocked`), the receipts are not judged at all: one `skip` line points at
+  that check, so one cause gets one verdict.
 - A receipt older than the installed plugin copy means "not run since the plugin
   was (re)installed": Codex skips hooks whose files changed since they were trusted.
 - Interrupt runs only when a turn is interrupted, so never having run is ok for it.
@@ -15,8 +16,7 @@ in `<store>/hook-errors.log`. Invariants:
 import os
 import time
 
-from om.doctor.findings import check, quote
-from om.invocation import runtime_command
+from om.doctor.findings import check, quote, skipped
 
 #: p95 hook time above which capture is felt by the user.
 HOOK_BUDGET_MS = 250
@@ -28,32 +28,36 @@ CLOCK_SLACK_S = 0.05
 RARE = ("Interrupt",)
 #: Per client: the check-name prefix, and how a user gets that client to run the hooks.
 CLIENTS = {
-    "codex": {"prefix": "capture", "start": "start a Codex session with the plugin enabled and its hooks trusted (/hooks)"},
-    "claude": {"prefix": "claude.capture", "start": "start a Claude Code session (claude)"},
+    "codex": {"prefix": "capture", "start": "start a Codex session with the plugin enabled and its hooks trusted (/hooks)",
+              "again": "start a Codex session and run one turn (if this stays, Codex skips the changed hooks:"
+                       " trust them when codex asks, or in /hooks)"},
+    "claude": {"prefix": "claude.capture", "start": "start a Claude Code session (claude)",
+               "again": "start a Claude Code session and run one turn"},
 }
 LOG_NAME = "hook-errors.log"
-TRUST = "run codex, open /hooks, review and trust the om hooks"
 
 
-def checks(store, events, installation, context, client="codex"):
-    """`context`: {"store_is_dir", "store_exists", "hooks_blocked"} from the store and client checks,
-    and "rerun", the command that runs doctor again. `installation`: the client's plugin copy
-    ({"installed_at"}), when it is known."""
+def checks(client, scope, events, installed=None):
+    """The capture findings of `client` (om.doctor.scope.Client) from the receipts in its store.
+
+    `installed`: when the client's plugin copy was installed, if known."""
     from om.receipts import read_all
 
-    profile = CLIENTS[client]
-    receipts = read_all(store, client) if context.get("store_is_dir") else {}
+    profile = CLIENTS[client.name]
+    if client.blocked:
+        return [skipped(profile["prefix"], client.blocked)]
+    store = scope.store_of(client)
+    is_dir = os.path.isdir(store)
+    receipts = read_all(store, client.name) if is_dir else {}
     log = os.path.join(store, LOG_NAME)
-    reasons = _last_errors(log) if context.get("store_is_dir") else {}
-    installed = (installation or {}).get("installed_at")
-    rerun = context.get("rerun") or f"{runtime_command()} doctor"
+    reasons = _last_errors(log) if is_dir else {}
     found = []
     now = time.time()
     for event in events:
         name = f"{profile['prefix']}.{event}"
         r = receipts.get(event)
         if r is None:
-            found.append(_never(name, event, context, rerun, profile["start"]))
+            found.append(_never(name, event, scope.rerun, profile["start"]))
             continue
         last = r.get("last_at") or 0
         recent = sorted(x for x in r.get("recent_ms", []) if isinstance(x, (int, float)))
@@ -63,14 +67,15 @@ def checks(store, events, installation, context, client="codex"):
         read_log = f"the reason is logged: tail -n 20 {quote(log)}"
         if r.get("outcome") == "failed":
             why = f"; logged: {reason}" if reason else ""
-            found.append(check(name, "fail", f"last run failed ({summary}){why}", f"{read_log}; after fixing it, rerun {rerun}"))
+            found.append(check(name, "fail", f"last run failed ({summary}){why}",
+                               f"{read_log}; after fixing it, rerun {scope.rerun}"))
         elif installed and event not in RARE and last + CLOCK_SLACK_S < installed:
             found.append(
                 check(
                     name,
                     "warn",
                     f"no run since the plugin copy was installed at {_utc(installed)} ({summary})",
-                    "start a Codex session and run one turn; if this stays, Codex skips the changed hooks: " + TRUST,
+                    f"{profile['again']}, then rerun {scope.rerun}",
                 )
             )
         elif r.get("last_failure_at") and now - r["last_failure_at"] < RECENT_FAILURE_S:
@@ -86,15 +91,9 @@ def checks(store, events, installation, context, client="codex"):
     return found
 
 
-def _never(name, event, context, rerun, start):
-    if context.get("store_exists") and not context.get("store_is_dir"):
-        return check(name, "warn", f"no {event} run recorded: the hooks cannot record anything while the store is not a directory",
-                     "fix store.exists first (the hooks show an om message meanwhile)")
+def _never(name, event, rerun, start):
     if event in RARE:
         return check(name, "ok", f"no {event} run recorded yet (it runs only when you interrupt a turn)")
-    if context.get("hooks_blocked"):
-        return check(name, "warn", f"no {event} run recorded in this store: Codex does not run the om hooks (see the codex checks above)",
-                     f"{TRUST}, start a session, then rerun {rerun}")
     return check(name, "warn", f"no {event} run recorded in this store", f"{start}, then rerun {rerun}")
 
 

@@ -1,7 +1,8 @@
 """Doctor's runtime checks: which om runs, how it is updated, and which Python the hooks use.
 
-Invariant: read-only; the answers about updates are the ones `om self update`
-acts on (its managed marker and its channel file).
+Invariants: read-only; the answers about updates are the ones `om self update`
+acts on (its managed marker and its channel file); a plugin copy is named for the
+client it runs for (om.doctor.scope).
 """
 
 import os
@@ -14,29 +15,38 @@ from om.doctor.findings import check, quote
 SHIM_MARKERS = ("/shims/", "/.pyenv/", "/.asdf/", "/mise/", "/.rtx/")
 
 
-def checks(store):
-    return [version_check(), hook_python_check(store), path_check()]
+def checks(scope):
+    found = [version_check(scope)]
+    launched = [c for c in scope.clients if c.plugin]
+    if launched:
+        found.append(hook_python_check(launched))
+        if found[-1]["status"] == "fail":
+            for client in launched:
+                client.blocked = client.blocked or "runtime.hook_python"
+    found.append(path_check())
+    return found
 
 
-def version_check():
+def version_check(scope):
     from om.selfupdate import channel as channels
 
     return check(
         "runtime.version",
         "ok",
-        f"om {__version__} on Python {sys.version.split()[0]} ({sys.executable}), {_kind()},"
+        f"om {__version__} on Python {sys.version.split()[0]} ({sys.executable}), {_kind(scope)},"
         f" update channel {channels.read()}",
     )
 
 
-def _kind():
-    from om.mcp.location import plugin_data_dir
+def _kind(scope):
+    from om.location import display_name
     from om.selfupdate.locations import runtime_root
     from om.selfupdate.ownership import managed_marker
 
     root = runtime_root()
-    if plugin_data_dir(root):
-        return f"plugin-managed: the Codex plugin's copy in {root} (update the plugin to update it)"
+    if scope.run_for:
+        return (f"plugin-managed: the {display_name(scope.run_for)} plugin's copy in {root}"
+                " (update the plugin to update it)")
     if _in_git_checkout(root):
         # The checkout carries the plugin's managed marker, but nothing installed it: git updates it.
         return f"a source checkout in {root} (update it with git pull)"
@@ -57,36 +67,39 @@ def _in_git_checkout(root):
     return False
 
 
-def hook_python_check(store):
-    recorded = os.path.join(store, ".om-python")
-    fix_cmd = f"python3 -c 'import sys; print(sys.executable)' > {quote(recorded)}"
-    try:
-        with open(recorded, encoding="utf-8") as f:
-            python = f.readline().strip()
-    except OSError:
-        python = ""
-    if python:
+def hook_python_check(clients):
+    """The interpreter the plugin's launcher records in each client's data folder (`.om-python`)."""
+    problems, fixes, using = [], [], []
+    for client in clients:
+        recorded = os.path.join(client.data, ".om-python")
+        try:
+            with open(recorded, encoding="utf-8") as f:
+                python = f.readline().strip()
+        except OSError:
+            python = ""
+        if not python:
+            continue
         if not os.access(python, os.X_OK):
-            return check("runtime.hook_python", "warn", f"hooks' recorded interpreter {python} is gone", fix_cmd)
-        if is_shim(python):
-            return check(
-                "runtime.hook_python",
-                "warn",
-                f"hooks run Python through a version-manager shim ({python}), tens of ms per event",
-                fix_cmd,
-            )
-        return check("runtime.hook_python", "ok", f"hooks run {python}")
+            problems.append(f"{client.title} hooks' recorded interpreter {python} is gone")
+        elif is_shim(python):
+            problems.append(f"{client.title} hooks run Python through a version-manager shim ({python}),"
+                            " tens of ms per event")
+        else:
+            using.append(f"{client.title} hooks run {python}")
+            continue
+        # The folder exists (the record was read from it); the command writes the real interpreter.
+        fixes.append(f"python3 -c 'import sys; print(sys.executable)' > {quote(recorded)}")
+    if problems:
+        return check("runtime.hook_python", "warn", "; ".join(problems), " && ".join(fixes))
+    if len(using) == len(clients):
+        return check("runtime.hook_python", "ok", "; ".join(using))
     found = shutil.which("python3")
     if found is None:
         return check("runtime.hook_python", "fail", "no python3 on PATH: hooks cannot run", "install Python 3.9 or newer")
-    if is_shim(found):
-        return check(
-            "runtime.hook_python",
-            "warn",
-            f"python3 on PATH is a version-manager shim ({found}); hooks pay its start-up until they record the real one",
-            fix_cmd,
-        )
-    return check("runtime.hook_python", "ok", f"hooks will run {found} (not recorded yet)")
+    pending = "; ".join(using + ["hooks will run " + found + (
+        " (a version-manager shim: the hooks record the interpreter behind it on their first run)"
+        if is_shim(found) else " (not recorded yet)")])
+    return check("runtime.hook_python", "ok", pending)
 
 
 def is_shim(path):

@@ -18,7 +18,8 @@ Invariants:
 - Not on the hook's path: nothing outside `om.commands` and `om.mcp` imports
   this package.
 - The MCP tool's files live in one private folder per server process
-  (`om-export-<pid>-*`, 0700, in the temporary directory): the server removes
+  (`om-export-<pid>-*`, 0700, in the temporary directory; `om forget` deletes
+  the ones holding forgotten text, `files_containing`): the server removes
   it when it stops (`discard_fresh`), and the next one removes any folder
   whose process is gone (a server that was killed), so exports never pile up.
 """
@@ -150,6 +151,66 @@ def discard_fresh():
 
     while _fresh:
         shutil.rmtree(_fresh.pop(), ignore_errors=True)
+
+
+def encodings(text):
+    """The forms `text` takes inside the documents of every format (as written, JSON-escaped,
+    the browser's script-safe JSON, HTML-escaped): a document holding `text` holds one of them."""
+    from html import escape
+
+    from om.export.browser import script_json
+    from om.jsonio import dumps
+
+    return {text, dumps(text)[1:-1], script_json(text)[1:-1], escape(text, quote=True)}
+
+
+def files_containing(texts):
+    """The MCP export tool's files (of this user's export folders, live servers' too) holding any of `texts`."""
+    import tempfile
+
+    needles = sorted({form.encode("utf-8", "surrogatepass") for text in texts for form in encodings(text)},
+                     key=len, reverse=True)
+    if not needles:
+        return []
+    directory = tempfile.gettempdir()
+    try:
+        folders = sorted(n for n in os.listdir(directory) if n.startswith(FRESH_PREFIX))
+    except OSError:
+        return []
+    found = []
+    for folder in folders:
+        path = os.path.join(directory, folder)
+        try:
+            st = os.lstat(path)
+            names = sorted(os.listdir(path)) if os.path.isdir(path) and not os.path.islink(path) else []
+        except OSError:
+            continue
+        if st.st_uid != os.getuid():
+            continue
+        for name in names:
+            file = os.path.join(path, name)
+            try:
+                with open(file, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            if any(n in data for n in needles):
+                found.append(file)
+    return found
+
+
+def discard(paths):
+    """Delete the given export files; the ones that are gone now."""
+    gone = []
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue
+        gone.append(path)
+    return gone
 
 
 def sweep_fresh():

@@ -12,7 +12,9 @@ Invariants:
 - Only well-formed v1 ids become element ids and links; anything else a
   foreign ledger holds is shown as escaped text.
 - Big sessions stay usable: source texts are collapsed and only put into the
-  page when a source is opened.
+  page when a source is opened (the word filter reads them once a word is typed).
+- An id as `recall` prints it (`#s-…`, `#o-…`, `#r-…`) lands on its first place in the
+  page, as the page's own anchors (`#S1-s-…`, one prefix per session) do.
 """
 
 import base64
@@ -107,9 +109,20 @@ SCRIPT = """
   var imps = [].slice.call(document.querySelectorAll("input[name=imp]"));
   var cards = [].slice.call(document.querySelectorAll(".entry"));
   var groups = [].slice.call(document.querySelectorAll(".group"));
+  var sources = [].slice.call(document.querySelectorAll(".src"));
   var hay = cards.map(function (c) {
     return (c.querySelector(".text").textContent + " " + c.getAttribute("data-id")).toLowerCase();
   });
+  var sourceHay = null;  // a source's text is read only once a word asks for it
+  function sourceMatches(n, words) {
+    if (!words.length) { return true; }
+    if (sourceHay === null) {
+      sourceHay = sources.map(function (d) {
+        return ((data()[d.id] || "") + " " + d.querySelector("summary").textContent).toLowerCase();
+      });
+    }
+    return words.every(function (w) { return sourceHay[n].indexOf(w) >= 0; });
+  }
   function apply() {
     var words = q.value.toLowerCase().split(/\\s+/).filter(Boolean);
     var allowed = {};
@@ -125,7 +138,13 @@ SCRIPT = """
       if (ok) { shown += 1; }
     });
     groups.forEach(function (g) { g.hidden = !g.querySelector(".entry:not([hidden])"); });
-    document.getElementById("shown").textContent = shown + " of " + cards.length + " entries";
+    var found = 0;
+    sources.forEach(function (d, n) {
+      d.hidden = !sourceMatches(n, words);
+      if (!d.hidden) { found += 1; }
+    });
+    document.getElementById("shown").textContent = shown + " of " + cards.length + " entries" +
+      (words.length ? ", " + found + " of " + sources.length + " sources" : "");
     document.getElementById("none").hidden = shown > 0;
   }
   function reset() {
@@ -140,11 +159,16 @@ SCRIPT = """
       pre.setAttribute("data-filled", "");
     }
   }
-  function reveal() {
-    var id = decodeURIComponent(location.hash.slice(1));
+  function target(id) {
+    // A page anchor (S1-s-...), or an id as recall prints it (s-..., o-..., r-...): its first place.
     var el = id && document.getElementById(id);
+    if (!el && /^[sor]-[0-9a-f]{1,64}$/.test(id)) { el = document.querySelector('[data-id="' + id + '"]'); }
+    return el;
+  }
+  function reveal() {
+    var el = target(decodeURIComponent(location.hash.slice(1)));
     if (!el) { return; }
-    if (el.classList.contains("entry") && el.hidden) { reset(); }
+    if (el.hidden) { reset(); }
     if (el.tagName === "DETAILS") { el.open = true; fill(el); }
     el.scrollIntoView({block: "center"});
     el.classList.add("flash");
@@ -409,10 +433,11 @@ def _source(src, prefix, texts, chain):
     anchor = _anchor(prefix, sid) if well_formed(sid) else f"{prefix}-seq{int(src['seq'])}"
     texts[anchor] = src["text"]
     trunc = '<span class="pill trunc" title="om kept the start and end of this source">truncated</span>' if src["truncated"] else ""
+    data_id = f' data-id="{_e(sid)}"' if well_formed(sid) else ""
     by = chain.get(sid, {}).get("cited_by", [])
     cited = f"<span>cited by {_links(prefix, by)}</span>" if by else ""
     return (
-        f'<details class="src" id="{anchor}"><summary><span class="pill kind">{_e(src["kind"])}</span>'
+        f'<details class="src" id="{anchor}"{data_id}><summary><span class="pill kind">{_e(src["kind"])}</span>'
         f'<span class="id">{_e(sid)}</span><span>#{int(src["seq"])}</span><span>{_when(src["timestamp"])}</span>'
         f'<span>{len(src["text"]):,} chars</span>{trunc}{cited}</summary><pre></pre></details>\n'
     )

@@ -28,7 +28,7 @@ Invariants:
 
 import time
 
-from om.fastpath import exists  # not os: see om.fastpath
+from om.fastpath import exists, lexists  # not os: see om.fastpath
 from om.sqlite import Transaction, connect
 from om.sqlite import load as _load_sqlite
 
@@ -40,6 +40,7 @@ from om import ids
 from om.errors import Conflict, NotFound, StoreError
 from om.jsonio import dumps, loads
 from om.store import (
+    canonical_store,
     database_path,
     ensure_database_file,
     refuse_symlinks,
@@ -52,6 +53,10 @@ TRUNCATE_KEEP = 12_000
 #: v1's marker between the head and the tail of a truncated source, byte for byte.
 TRUNCATE_MARKER = "\n[CAPTURE TRUNCATED]\n"
 PENDING_CHUNK_CHARS = 48_000
+#: Incremented (absent = 0) in the transaction of every command that rewrites
+#: existing rows of the v1 tables in place (forget, import), so derived data that
+#: caches row contents can tell it must be rebuilt.
+GENERATION_KEY = "om_generation"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -78,6 +83,8 @@ class Ledger:
         self.store = store
         self.session = session
         self.path = path
+        #: True for the empty stand-in `read` gives for a session the store holds no ledger of.
+        self.absent = False
 
     # -- opening ---------------------------------------------------------
 
@@ -91,12 +98,41 @@ class Ledger:
             if not create:
                 raise NotFound(f"om: no ledger for session {session!r} in store {store}")
             ensure_database_file(path)
-        ledger = cls(connect(path), store, session, path)
+        return cls.with_schema(connect(path), store, session, path)
+
+    @classmethod
+    def with_schema(cls, conn, store, session, path):
+        """The ledger on `conn`, its v1 tables created if missing (the connection is closed on failure)."""
+        ledger = cls(conn, store, session, path)
         try:
             ledger._ensure_schema()
         except BaseException:
             ledger.close()
             raise
+        return ledger
+
+    @classmethod
+    def read(cls, store, session):
+        """The ledger of `session` for a reading command, creating nothing.
+
+        The real ledger when the store holds one; otherwise (no such session, or no
+        such store) an empty version 1 ledger in memory with `absent` set and the
+        paths the real one would have, so a reading command gives its usual output.
+        A store path that exists but is no store is refused as for `open`.
+        """
+        validate_session(session)
+        root = canonical_store(store)
+        if lexists(root):
+            root = resolve_store(root, create=False)
+            path = database_path(root, session)
+            refuse_symlinks(path)
+            if exists(path):
+                return cls.open(root, session, create=False)
+        from om.sqlite import memory
+
+        ledger = cls(memory(), root, session, database_path(root, session))
+        ledger.absent = True
+        ledger._ensure_schema()
         return ledger
 
     def _ensure_schema(self):
@@ -176,6 +212,31 @@ class Ledger:
 
         files.copy_to(self, path, meta)
 
+    @classmethod
+    def scratch(cls, path, session):
+        """A new private scratch ledger of `session` in the file `path` (see om.ledger.files)."""
+        from om.ledger import files
+
+        return files.scratch(cls, path, session)
+
+    def attached(self, path):
+        """A context in which the scratch ledger at `path` is readable by `merge_sources`."""
+        from om.ledger import files
+
+        return files.Attached(self, path)
+
+    def merge_sources(self, path):
+        """Add the scratch ledger's sources this one lacks, inside `attached(path)` and a write transaction."""
+        from om.ledger import files
+
+        return files.merge_sources(self, path)
+
+    def missing_sources(self, path):
+        """({kind: count} the scratch ledger at `path` would add, count already held); never writes."""
+        from om.ledger import files
+
+        return files.missing_sources(self, path)
+
     def adopt(self, snapshot, meta, transient=()):
         """Replace this still empty ledger's history with `snapshot`'s, in one write transaction."""
         from om.ledger import files
@@ -231,6 +292,10 @@ class Ledger:
     def cursor(self):
         return _int(self.meta_get("cursor"))
 
+    def generation(self):
+        """`om_generation`: how many times om rewrote this ledger's rows in place."""
+        return _int(self.meta_get(GENERATION_KEY))
+
     def is_paused(self):
         return self.meta_get("paused") == "1"
 
@@ -243,13 +308,19 @@ class Ledger:
     def capture(self, kind, text, key):
         """Record one source; return its id. A repeated (kind, key, text) is a no-op.
 
+        Every capture (hooks, `capture`, `ingest`) comes here: a user prompt loses
+        its `<private>` spans, then any text its secrets (om.redact), before the
+        id is hashed and the row written.
+
         The values must be ones om.schema.CAPTURE accepts: the CLI validates
         them before it opens a ledger, and an adapter builds them itself (its
         own kind, non-blank text cut to the limit). Not re-checked here, so the
         hook's path does not load the schema on every event.
         """
-        from om.redact import redact
+        from om.redact import redact, strip_private
 
+        if kind == "user":
+            text = strip_private(text)  # om's extension: a prompt's <private> spans are never stored
         text = redact(text)
         source_id = ids.source_id(kind, key, text)
         truncated = len(text) > TRUNCATE_OVER
@@ -420,6 +491,32 @@ class Ledger:
         from om.ledger import checkpoint as checkpoints
 
         return checkpoints.apply(self, checkpoint)
+
+    # -- forgetting (om.ledger.forget) ------------------------------------------
+
+    def forget_plan(self, request):
+        """What `forget(request)` would change now (an om.ledger.forget.Request); reads only."""
+        from om.ledger import forget
+
+        return forget.plan(self, request)
+
+    def forget(self, request):
+        """Take the request's text out of this ledger's rows, in one transaction; what changed."""
+        from om.ledger import forget
+
+        return forget.forget(self, request)
+
+    def unknown_ids(self, ids):
+        """The ids among `ids` that name no source or entry here."""
+        from om.ledger import forget
+
+        return forget.missing(self, ids)
+
+    def compact(self):
+        """Rebuild the database file (VACUUM) so that no freed page or cell keeps old text."""
+        from om.ledger import forget
+
+        forget.compact(self)
 
 
 class AdapterState:

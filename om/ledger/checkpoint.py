@@ -15,6 +15,7 @@ from om.errors import Conflict, InputError, NotFound
 from om.jsonio import dumps, loads
 from om.ledger import now
 from om.ledger.recall import entry_by_id, extend_view_order, shown, source_row
+from om.schema import SAME_APPLY
 
 
 def apply(ledger, checkpoint):
@@ -83,7 +84,8 @@ def apply(ledger, checkpoint):
             for rep_id in replacements:
                 rep = entry_by_id(ledger, rep_id)
                 if rep is None:
-                    raise NotFound(f"om: {where} names unknown replacement {shown(rep_id)}")
+                    hint = f"; {SAME_APPLY}" if checkpoint["observations"] or checkpoint["reflections"] else ""
+                    raise NotFound(f"om: {where} names unknown replacement {shown(rep_id)}{hint}")
                 if not rep["active"]:
                     raise Conflict(f"om: {where} replacement {shown(rep_id)} is retired")
                 if rep["seq"] <= old["seq"]:

@@ -1,21 +1,27 @@
-"""A ledger as a database file: opened from its directory, checked, locked, copied, replaced.
+"""A ledger as a database file: opened from its directory, checked, locked, copied, replaced, merged.
 
-What `Ledger.open_directory`, `Ledger.snapshot_of`, `Ledger.copy_to` and
-`Ledger.adopt` do (they call these), with the doctor's integrity check and the
-lock that removing a session takes. Fork, import, listings, export and doctor
-use them; the hook path never loads this module.
+What `Ledger.open_directory`, `Ledger.snapshot_of`, `Ledger.copy_to`,
+`Ledger.adopt`, `Ledger.scratch`, `Ledger.merge_sources` and
+`Ledger.missing_sources` do (they call these), with the doctor's integrity
+check and the lock that removing a session takes. Fork, import, ingest,
+listings, export and doctor use them; the hook path never loads this module.
 
 Invariants:
 - Read-only opens go through SQLite's `mode=ro` and the same URI quoting as
   every other open (om.sqlite); nothing here writes a file it only reads.
 - A copy is checked to be the named session's version 1 ledger before anyone
   uses it; `adopt` replaces a ledger's history in one write transaction.
+- A scratch ledger (`scratch`) is a private file that collects sources
+  through the one capture path (`Ledger.capture`) before they reach a real
+  ledger; `merge_sources` adds the ones the ledger lacks, in the scratch's
+  order, in one write transaction of the caller's, so the merge commits whole
+  or not at all; `missing_sources` counts them without writing.
 """
 
 from om import ids
 from om.errors import Conflict, InputError, StoreError
 from om.fastpath import basename, isfile, join
-from om.ledger import sqlite3
+from om.ledger import GENERATION_KEY, sqlite3
 from om.sqlite import Transaction, connect, memory, open_connection
 from om.store import DB_NAME, refuse_symlinks
 
@@ -53,16 +59,18 @@ def _open_read_only(path, **timeout):
 
 
 class ExclusiveLock:
-    """The exclusive lock on a ledger file, taken at once or refused (for removing a session).
+    """The exclusive lock on a ledger file, taken within `timeout` seconds or refused.
 
-    `held` is False when the file is not a database at all (nobody can be
-    writing it as one); Conflict when another process holds any lock on it.
+    For removing a session (at once: 0) and moving one (om.relocation: a short
+    wait for the writer holding it). `held` is False when the file is not a
+    database at all (nobody can be writing it as one); Conflict when another
+    process still holds any lock on it.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, timeout=0):
         self.conn = None
         try:
-            conn = open_connection(path, timeout=0)  # refuse at once rather than wait for the holder
+            conn = open_connection(path, timeout=timeout)
         except sqlite3.DatabaseError as e:
             if "not a database" not in str(e):
                 raise StoreError(f"om: cannot open {path}: {e}") from None
@@ -187,7 +195,8 @@ def adopt(ledger, snapshot, meta, transient=()):
 
     Keeps this ledger's own sources after the adopted history, copies
     IMPORT_COPIES, sets `meta`, clears the adapter state declared in
-    `transient` (see `clear_state`) and drops every derived table.
+    `transient` (see `clear_state`), drops every derived table and increments
+    `om_generation`.
     """
     other = dict(snapshot.conn.execute("SELECT key, value FROM meta"))
     history = snapshot.conn.execute("SELECT seq, id, body FROM sources ORDER BY seq").fetchall()
@@ -223,3 +232,71 @@ def adopt(ledger, snapshot, meta, transient=()):
             ledger.meta_set(key, value)
         for state in transient:
             ledger.clear_state(state)
+        # The rows at the destination's seqs changed: tell derived data kept elsewhere.
+        ledger.meta_set(GENERATION_KEY, ledger.generation() + 1)
+
+
+def scratch(cls, path, session):
+    """A new, empty scratch ledger of `session` in the file `path` (created; the caller removes it)."""
+    from om.sqlite import scratch as connect_scratch
+
+    return cls.with_schema(connect_scratch(path), None, session, path)
+
+
+_INCOMING = "om_incoming"
+#: The scratch's sources this ledger does not hold yet, oldest first.
+_MISSING = (f"FROM {_INCOMING}.sources AS s"
+            " WHERE NOT EXISTS (SELECT 1 FROM main.sources AS m WHERE m.id = s.id)")
+
+
+def missing_sources(ledger, path):
+    """({kind: count} of the scratch ledger's sources this ledger lacks, count of those it holds). Never writes."""
+    with Attached(ledger, path):
+        with ledger.reading():
+            return _missing(ledger.conn)
+
+
+def merge_sources(ledger, path):
+    """Add the scratch ledger's sources this ledger lacks, in their order; ({kind: added}, already held).
+
+    Runs inside the caller's write transaction (which may record more, such
+    as the project), so the whole merge commits or none of it does.
+    """
+    conn = ledger.conn
+    if not conn.in_transaction:
+        raise StoreError("om: merge_sources needs a write transaction")
+    # ATTACH is refused inside a transaction: the caller attaches first (`Attached`).
+    missing, held = _missing(conn)
+    ledger._write(
+        f"INSERT OR IGNORE INTO main.sources(id, body) SELECT s.id, s.body {_MISSING} ORDER BY s.seq", ()
+    )
+    return missing, held
+
+
+def _missing(conn):
+    kinds = dict(conn.execute(f"SELECT json_extract(s.body, '$.kind'), count(*) {_MISSING} GROUP BY 1"))
+    total = conn.execute(f"SELECT count(*) FROM {_INCOMING}.sources").fetchone()[0]
+    return kinds, total - sum(kinds.values())
+
+
+class Attached:
+    """The scratch ledger at `path` attached read-only to this ledger's connection as `om_incoming`."""
+
+    def __init__(self, ledger, path):
+        self.conn = ledger.conn
+        self.path = path
+
+    def __enter__(self):
+        from om.sqlite import uri
+
+        try:
+            self.conn.execute(f"ATTACH DATABASE ? AS {_INCOMING}", (uri(self.path, readonly=True),))
+        except sqlite3.Error as e:
+            raise StoreError(f"om: cannot read {self.path}: {e}") from None
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.conn.execute(f"DETACH DATABASE {_INCOMING}")
+        except sqlite3.Error:
+            pass

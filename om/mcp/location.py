@@ -1,22 +1,27 @@
 """Which store the MCP server serves, found without any `PLUGIN_*` variable.
 
-Codex starts a plugin's MCP server with only HOME, PATH and what `.mcp.json`
-lists, and with its working directory set to the plugin's installed copy,
-`CODEX_HOME/plugins/cache/<marketplace>/<plugin>/<version>/`. The data folder
-Codex hands the plugin's hooks is `CODEX_HOME/plugins/data/<plugin>-<marketplace>/`
-(version-free, so memory survives plugin updates). Invariant: the derived store
-is exactly that folder, and a path is only accepted as a plugin root when it
-sits at that depth under `plugins/cache` and holds `.codex-plugin/plugin.json`,
-so a checkout that merely contains the word "cache" never picks a store.
+Claude Code starts the plugin's server with `--client claude --plugin-data
+${CLAUDE_PLUGIN_DATA}` (its manifest can substitute that variable). Codex starts
+it with only HOME, PATH and what `.mcp.json` lists, no substitution, and with its
+working directory set to the plugin's installed copy,
+`CODEX_HOME/plugins/cache/<marketplace>/<plugin>/<version>/`, so the server finds
+the plugin data folder Codex hands the hooks, `CODEX_HOME/plugins/data/<plugin>-<marketplace>/`,
+from where it runs. Either way the store is the client's own (om.location), the
+very store that client's hooks use.
+
+Invariant: a path is only accepted as a plugin root when it sits at that depth
+under `plugins/cache` and holds `.codex-plugin/plugin.json`, so a checkout that
+merely contains the word "cache" never picks a store.
 """
 
 import os
 
 from om import STORE_ENV
+from om.errors import OmError
 
 
-def plugin_data_dir(start):
-    """The plugin data folder for a plugin root at or above `start`, else None."""
+def plugin_root_of(start):
+    """(client home, plugin data folder) of the installed plugin copy at or above `start`, else None."""
     path = os.path.realpath(os.path.abspath(start))
     while True:
         found = _data_dir_of_root(path)
@@ -41,19 +46,27 @@ def _data_dir_of_root(root):
     plugin, marketplace = os.path.basename(plugin_dir), os.path.basename(marketplace_dir)
     if not plugin or not marketplace or not os.path.basename(version_dir):
         return None
-    return os.path.join(plugins_dir, "data", f"{plugin}-{marketplace}")
+    return os.path.dirname(plugins_dir), os.path.join(plugins_dir, "data", f"{plugin}-{marketplace}")
 
 
-def find_store(explicit=None, environ=None, cwd=None, package_dir=None):
+def client_of_home(home):
+    """Which client a home holding an installed plugin copy belongs to (Claude Code lists its plugins)."""
+    return "claude" if os.path.isfile(os.path.join(home, "plugins", "installed_plugins.json")) else "codex"
+
+
+def find_store(explicit=None, environ=None, cwd=None, package_dir=None, client=None, plugin_data=None):
     """(store path, how it was found) or (None, why not).
 
-    Order: an explicit `--store`, then $OBSERVATIONAL_MEMORY_STORE, then the
-    plugin data folder of the installed plugin that holds the working directory
-    or this package.
+    Order: an explicit `--store`; `--plugin-data` (with `--client`); then
+    $OBSERVATIONAL_MEMORY_STORE; then the client's store for the installed plugin
+    copy that holds the working directory or this package. A client store is
+    made ready (om.location.open_client_store) before it is returned.
     """
     environ = os.environ if environ is None else environ
     if explicit:
         return explicit, "--store"
+    if plugin_data:
+        return _opened(client or "codex", plugin_data)
     if environ.get(STORE_ENV):
         return environ[STORE_ENV], STORE_ENV
     if package_dir is None:
@@ -65,10 +78,20 @@ def find_store(explicit=None, environ=None, cwd=None, package_dir=None):
         pass
     starts.append(package_dir)
     for start in starts:
-        found = plugin_data_dir(start)
+        found = plugin_root_of(start)
         if found:
-            return found, "plugin data folder"
+            home, data = found
+            return _opened(client or client_of_home(home), data)
     return None, (
         f"om: no store: pass --store, set {STORE_ENV}, or run the server from an installed"
         " Codex plugin (working directory under CODEX_HOME/plugins/cache/<marketplace>/<plugin>/<version>)"
     )
+
+
+def _opened(client, data):
+    from om.location import open_client_store
+
+    try:
+        return open_client_store(client, data), "the client's store"
+    except OmError as e:
+        return None, str(e)

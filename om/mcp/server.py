@@ -10,6 +10,8 @@ Invariants:
   stdout ends the loop, with exit status 0.
 - A line longer than the input limit (4 MB, as for the CLI's stdin) is
   skipped without being held in memory, and answered with an error.
+- The store is found at the first tool call that needs it, not at start-up, so
+  starting the server and listing its tools (what doctor does) touch no store.
 - What the server leaves behind lasts only as long as it runs: when it stops
   (end of input, a closed stdout, SIGTERM) it removes the folder its `export`
   tool wrote (om.export.discard_fresh).
@@ -60,11 +62,30 @@ def negotiate(requested):
 
 
 class Server:
-    def __init__(self, store, log):
+    """`store`: the store path, an OmError every tool reports, or a function that finds it.
+
+    A function is called at the first tool call that needs a store (and again while it
+    fails), never for initialize or tools/list: finding a client's store may create or
+    move it (om.location), which listing the tools must not do."""
+
+    def __init__(self, store, log, given=None):
         self.store = store
+        self.given = given  # the --store the server was started with: doctor's store too
         self.log = log
         self.version = None
         self.client = None
+        self._told = False
+
+    def served_store(self):
+        if callable(self.store):
+            found = self.store()
+            if not isinstance(found, OmError):
+                self.store = found
+            elif not self._told:
+                self._told = True
+                self.log(str(found))
+            return found
+        return self.store
 
     # -- one message ----------------------------------------------------------
 
@@ -160,7 +181,9 @@ class Server:
         if not isinstance(name, str):
             raise _RpcError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
         try:
-            text = tools.call(self.store, name, params.get("arguments"))
+            # doctor reports on the installation as it is: finding the store would make it appear.
+            store = self.given if name == "doctor" else self.served_store()
+            text = tools.call(store, name, params.get("arguments"))
         except tools.UnknownTool as e:
             raise _RpcError(INVALID_PARAMS, f"Invalid params: {str(e).replace('om: ', '', 1)}") from None
         except OmError as e:
@@ -208,18 +231,18 @@ def _read_line(stream):
             return b"", True
 
 
-def resolve(store_arg):
+def resolve(store_arg, client=None, plugin_data=None):
     """The store to serve: a path, or the OmError every tool call will report."""
     from om.errors import UsageError
     from om.mcp.location import find_store
 
-    store, how = find_store(store_arg)
+    store, how = find_store(store_arg, client=client, plugin_data=plugin_data)
     if store is None:
         return UsageError(how)
     return store
 
 
-def serve(store_arg, stdin, stdout, stderr=None):
+def serve(store_arg, stdin, stdout, stderr=None, client=None, plugin_data=None):
     """Serve MCP on binary streams until end of input; return the exit status (0)."""
     stderr = stderr if stderr is not None else sys.stderr
 
@@ -230,10 +253,7 @@ def serve(store_arg, stdin, stdout, stderr=None):
         except Exception:
             pass
 
-    store = resolve(store_arg)
-    if isinstance(store, OmError):
-        log(str(store))
-    server = Server(store, log)
+    server = Server(lambda: resolve(store_arg, client, plugin_data), log, store_arg)
     # Whatever else might print must not corrupt the protocol stream.
     saved_stdout, sys.stdout = sys.stdout, sys.stderr
     saved_term = _exit_on_sigterm()

@@ -171,10 +171,23 @@ SESSION_TOOLS = {
 }
 
 
+INGEST = (
+    "Fill the holes in this session's evidence from the client's own transcript of this session (Codex's"
+    " rollout file, Claude Code's transcript): everything the hooks would have captured but did not (hooks"
+    " not trusted yet, not installed, or failing) is captured now, with the ids the hooks would have given"
+    " it, so nothing is duplicated. Only this session's own transcript is read. Use it when the user asks"
+    " whether memory caught the recent work, or when pending or status shows less than the conversation"
+    " holds; then checkpoint as usual. Returns the ingest report as JSON (captured, already present,"
+    " skipped by reason). With dry_run it only reports.",
+    _schema({"dry_run": {"type": "boolean", "description": "Only report what would be captured (default false)."}}),
+    False,
+)
+
 DOCTOR = (
-    "Check that om's memory capture works: runtime, store, the Codex plugin and whether Codex runs its"
-    " hooks (asked from Codex itself), the MCP server, and each hook's last run. Returns om doctor's"
-    " report as text: one line per check (ok, warn or fail) and, for each problem, the exact command or"
+    "Check that om's memory capture works: runtime, stores, and for each client om is set up in (Codex,"
+    " Claude Code) its plugin, whether it runs the hooks, the MCP server and each hook's last run. Returns"
+    " om doctor's report as text: one line per check (ok, warn, fail, or skip when an earlier line names"
+    " the cause) and, for each problem, the exact command or"
     " edit that fixes it. Read-only. Use it when the user asks whether memory works, or when memory"
     " seems to be missing.",
     {"type": "object", "properties": {"session": SESSION}, "required": [], "additionalProperties": False},
@@ -204,6 +217,7 @@ def catalogue():
         tools["search"] = SEARCH
         tools.update(SESSION_TOOLS)
     tools["export"] = EXPORT
+    tools["ingest"] = INGEST
     tools["doctor"] = DOCTOR
     return tools
 
@@ -221,7 +235,7 @@ def listing():
                 "annotations": {
                     "readOnlyHint": read_only,
                     "destructiveHint": False,
-                    "idempotentHint": read_only or name in ("pause", "resume"),
+                    "idempotentHint": read_only or name in ("pause", "resume", "ingest"),
                     "openWorldHint": False,
                 },
             }
@@ -295,6 +309,8 @@ def call(store, name, arguments):
         raise store if isinstance(store, OmError) else UsageError("om: no store")
     if name == "export":
         return _export(store, session, args)
+    if name == "ingest":
+        return _ingest(store, session, args)
 
     from om.jsonio import dumps
 
@@ -308,7 +324,9 @@ def call(store, name, arguments):
         return _search_all_tool(store, query, options)
     from om.ledger import Ledger
 
-    with Ledger.open(store, session) as ledger:
+    # The reading tools create nothing for a session the store has no ledger of, as the CLI's.
+    opening = Ledger.open if name in ("apply", "pause", "resume") else Ledger.read
+    with opening(store, session) as ledger:
         if name == "apply":
             return dumps(ledger.apply(checkpoint))
         if name == "pending":
@@ -346,6 +364,23 @@ def _export(store, session, args):
     text, skipped = render(store, session, fmt, all_sessions)
     path, data = write_fresh(text, fmt)
     return dumps(receipt(path, fmt, data, skipped))
+
+
+def _ingest(store, session, args):
+    """The CLI's `ingest --session ID --json` on the one transcript of this session."""
+    from om.ingest import run
+    from om.ingest.transcripts import of_session
+    from om.jsonio import dumps
+    from om.store import resolve_store, validate_session
+
+    dry_run = args.get("dry_run", False)
+    if not isinstance(dry_run, bool):
+        raise InputError("om: ingest: argument 'dry_run' must be true or false")
+    validate_session(session)
+    if not dry_run:
+        resolve_store(store)  # the server's own store, opened as every other tool opens it
+    client, path = of_session(store, session)
+    return dumps(run(store, client, [path], session=session, dry_run=dry_run))
 
 
 def _search_options(args):

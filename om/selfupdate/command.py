@@ -1,4 +1,4 @@
-"""`om self update|channel|rollback|install`: the standalone install's own lifecycle.
+"""`om self update|channel|rollback|install|uninstall`: the standalone install's own lifecycle.
 
 Invariants:
 - Ownership is settled first, from the file system only: a plugin-managed or
@@ -7,13 +7,17 @@ Invariants:
   against every published checksum) and has run `--version` from its final layout;
   any failure leaves the launcher, the receipt and every published version as they were.
 - Never an implicit downgrade: moving to an older release needs --force (and a yes).
+- Uninstalling removes what `om self install` and running the pyz left (the launcher, the
+  install's home, the channel setting, the release cache, shiv's unpacked copies of om
+  zipapps) and never a store: memory is the clients', deleted only on purpose.
 Returns the text to print; raises OmError subclasses (UpdateAvailable for --check).
 """
 
 import os
+import shutil
 
 from om import invocation
-from om.errors import OmError, UpdateAvailable, UsageError
+from om.errors import NotFound, OmError, UpdateAvailable, UsageError
 from om.selfupdate import channel as channels
 from om.selfupdate import layout, ownership
 from om.store import temp_name
@@ -29,7 +33,9 @@ def run(args, stdin=None, stderr=None):
         return rollback()
     if sub == "install":
         return install()
-    raise UsageError("om: self needs a subcommand: update, channel, rollback or install")
+    if sub == "uninstall":
+        return uninstall(args.yes, stdin, stderr)
+    raise UsageError("om: self needs a subcommand: update, channel, rollback, install or uninstall")
 
 
 def confirm(question, yes, stdin, stderr, refusal):
@@ -185,7 +191,7 @@ def rollback():
         receipt = layout.read_receipt(home)
         current, previous = receipt.get("current"), receipt.get("previous")
         if not previous or not os.path.isfile(os.path.join(layout.lib_dir(home, previous), "om", "__init__.py")):
-            raise OmError("om: there is no previous version to roll back to")
+            raise NotFound(f"om: there is no previous version to roll back to; {current} stays installed")
         layout.activate(home, receipt, previous)
     return f"om: rolled back {current} → {previous}\n"
 
@@ -220,10 +226,95 @@ def install():
         lines.append(f"om: add {os.path.dirname(launcher)} to PATH to run `om`")
     extraction = _shiv_extraction(pyz)
     if extraction:
-        # Not deleted here: this very process imports from it, and so may another run of the pyz.
-        lines.append(f"om: the installed om does not use {extraction} (the pyz's unpacked copy); "
-                     "remove it once no `python3 om-*.pyz` is running")
+        # The installed om never imports from shiv's unpacked copies: this run's and any
+        # earlier run's are removed, this one last, when every module this process still
+        # needs is loaded (what remains is printing, then exit).
+        gone = _remove_shiv_copies(os.path.dirname(extraction), keep=extraction)
+        _remove_own(extraction)
+        lines.append(f"om: removed the zipapp's unpacked copy {extraction}"
+                     + (f" and {len(gone)} earlier one(s)" if gone else ""))
     return "\n".join(lines) + "\n"
+
+
+def uninstall(yes=False, stdin=None, stderr=None):
+    """Remove the standalone install and what running the zipapp left; the memory stays."""
+    from om.location import CLIENTS, client_store
+    from om.selfupdate import locations
+
+    ownership.refuse_if_foreign()
+    home = locations.data_home()
+    receipt = layout.read_receipt(home) if os.path.isfile(os.path.join(home, layout.RECEIPT)) else None
+    shiv = _shiv_root()
+    entry = invocation.entry_path()
+    own = _shiv_extraction(entry) if entry else None  # run from the pyz: its copy goes last
+    leftovers = [p for p in _shiv_copies(shiv) if p not in (own, _lock_of(own))]
+    settings = [p for p in (os.path.join(locations.config_dir(), "channel.json"), locations.cache_dir())
+                if os.path.lexists(p)]
+    if receipt is None and not os.path.isdir(home) and not leftovers and not settings:
+        _remove_own(own)
+        return f"om: no standalone om to remove (nothing in {home} or {shiv})\n"
+    what = [p for p in ((receipt or {}).get("launcher"), home) if p and os.path.lexists(p)] + settings + leftovers
+    confirm(f"om: remove {', '.join(what)}? (your memory stays)", yes, stdin, stderr,
+            "om: uninstalling needs confirmation; rerun with -y")
+    if os.path.isdir(home):
+        with layout.UpdateLock(home):  # an update in progress finishes first
+            removed = layout.remove_install(home, receipt)
+    else:
+        removed = layout.remove_install(home, receipt)
+    removed += [path for path in settings if layout.remove_path(path)]
+    removed += _remove_shiv_copies(shiv, keep=own)
+    kept = [client_store(c) for c in CLIENTS if os.path.isdir(client_store(c))]
+    if own:
+        removed.append(own)
+    lines = [f"om: removed {path}" for path in removed]
+    _remove_own(own)
+    if kept:
+        lines.append(f"om: kept the memory in {', '.join(kept)} (delete it on purpose with rm -rf)")
+    return "\n".join(lines) + "\n"
+
+
+def _shiv_root():
+    """Where shiv unpacks zipapps: $SHIV_ROOT, else ~/.shiv."""
+    return os.path.expanduser(os.environ.get("SHIV_ROOT") or "~/.shiv")
+
+
+def _shiv_copies(root):
+    """shiv's unpacked copies of om zipapps (`om-<version>.pyz_<build id>`) in `root`, and their lock files."""
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    return [os.path.join(root, n) for n in names
+            if (n.startswith("om-") and ".pyz_" in n) or (n.startswith(".om-") and n.endswith("_lock"))]
+
+
+def _remove_shiv_copies(root, keep=None):
+    removed = []
+    for path in _shiv_copies(root):
+        if path not in (keep, _lock_of(keep)) and layout.remove_path(path):
+            removed.append(path)
+    return removed
+
+
+def _lock_of(extraction):
+    """The lock file shiv keeps beside an unpacked copy: <root>/.<name>_lock."""
+    if not extraction:
+        return None
+    return os.path.join(os.path.dirname(extraction), "." + os.path.basename(extraction) + "_lock")
+
+
+def _remove_own(extraction):
+    """Remove the unpacked copy this very process runs from, and its lock: the last thing it does.
+
+    Safe for this process only because every module it still needs is loaded: the CLI
+    prints the reply and exits without importing anything more."""
+    if not extraction:
+        return
+    shutil.rmtree(extraction, ignore_errors=True)
+    try:
+        os.unlink(_lock_of(extraction))
+    except OSError:
+        pass
 
 
 def _shiv_extraction(pyz):

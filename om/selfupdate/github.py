@@ -107,7 +107,7 @@ class Client:
             reason = getattr(e, "reason", e)
             if isinstance(reason, (socket.timeout, TimeoutError)) or isinstance(e, (socket.timeout, TimeoutError)):
                 raise OmError(f"om: {host} did not answer within {self.s.timeout:g} s") from None
-            raise OmError(f"om: cannot reach {host}: {reason}") from None
+            raise OmError(f"om: cannot reach {host}: {_plain(reason, host)}") from None
 
     def _http_error(self, e, host):
         if e.code == 304:
@@ -283,3 +283,14 @@ def _next_link(header):
             if key.strip() == "rel" and "next" in value.strip().strip('"').split():
                 return target[1:-1]
     return None
+
+
+def _plain(reason, host):
+    """A network failure in words, without the errno prefix `[Errno -2] …` the socket module adds."""
+    if isinstance(reason, socket.gaierror):
+        return f"{host.rsplit(':', 1)[0]} does not resolve (no network, or no DNS)"
+    if isinstance(reason, ConnectionRefusedError):
+        return "the connection was refused"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror[:1].lower() + reason.strerror[1:]
+    return str(reason)

@@ -5,7 +5,7 @@ Layout (HOME = OM_HOME, default ~/.local/share/om; BIN = OM_BIN_DIR, default ~/.
     HOME/versions/<version>/om.pyz    the released shiv zipapp, as downloaded (read-only)
     HOME/versions/<version>/lib/om/   its pure-python package, extracted and compiled once
     HOME/receipt.json                 {"installer", "launcher", "python", "current", "previous"}
-    HOME/update.lock                  serialises updaters (flock / msvcrt)
+    HOME/update.lock                  serialises updaters (om.filelock)
     BIN/om                            launcher: `#!<python> -IS`, puts one lib/ on sys.path
 
 Invariants:
@@ -29,7 +29,8 @@ import sys
 import time
 import zipfile
 
-from om.errors import Conflict, OmError
+from om.errors import OmError
+from om.filelock import FileLock
 from om.selfupdate.checksum import sha256_file
 from om.store import fsync_dir, temp_name, write_atomically
 
@@ -79,61 +80,17 @@ def write_receipt(home, receipt):
 # --- lock ---------------------------------------------------------------------------
 
 
-class UpdateLock:
+class UpdateLock(FileLock):
     """Exclusive lock on HOME/update.lock; waits up to `timeout` seconds for another updater."""
 
     def __init__(self, home, timeout=None):
-        self.path = os.path.join(home, "update.lock")
         if timeout is None:
             timeout = float(os.environ.get("OM_UPDATE_LOCK_TIMEOUT", "120"))
-        self.timeout = timeout
-        self._fd = None
+        super().__init__(os.path.join(home, "update.lock"), timeout, "another update is in progress")
 
     def __enter__(self):
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                _try_lock(fd)
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise Conflict(f"om: another update is in progress (lock {self.path})") from None
-                time.sleep(0.05)
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc):
-        fd, self._fd = self._fd, None
-        if fd is None:  # never entered
-            return
-        try:
-            _unlock(fd)
-        finally:
-            os.close(fd)
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _try_lock(fd):
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-
-    def _unlock(fd):
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd):
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-    def _unlock(fd):
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        return super().__enter__()
 
 
 # --- payloads -----------------------------------------------------------------------
@@ -314,14 +271,42 @@ def collect_garbage(home, receipt, now=None):
         # Staging leftovers of a crashed update are dead after an hour.
         limit = 3600 if name.startswith(".") else GC_GRACE_SECONDS
         if age > limit:
-            if os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+            remove_path(path)
             removed.append(name)
+    return removed
+
+
+def remove_path(path):
+    """Delete a file or a whole directory; False when it could not be (gone already, say)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return not os.path.lexists(path)
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+def remove_install(home, receipt):
+    """Delete the standalone install: its launcher (when it is this install's) and the whole home.
+
+    Returns the paths removed. The launcher goes first: a start that races the removal
+    finds no command rather than a command whose versions are half gone."""
+    removed = []
+    launcher = (receipt or {}).get("launcher")
+    if launcher and os.path.isfile(launcher):
+        try:
+            with open(launcher, encoding="utf-8", errors="replace") as f:
+                ours = versions_dir(home) in f.read(4096)
+        except OSError:
+            ours = False
+        if ours:
+            os.unlink(launcher)
+            removed.append(launcher)
+    if os.path.isdir(home):
+        shutil.rmtree(home)
+        removed.append(home)
     return removed
 
 

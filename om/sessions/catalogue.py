@@ -15,7 +15,10 @@ Invariants:
   lock (refused while any other process holds a lock on it) the session
   directory is renamed aside in one step, then deleted. A removal killed after
   the rename leaves only a hidden `.om-removed-*` directory, which no listing
-  shows and the next removal deletes.
+  shows and the next removal (or forget) deletes.
+- Pruning (`--prune --inactive-for DAYS`) is removal, session by session, of
+  the ones whose last activity is older, judged again under each one's lock:
+  a session in use, or active since it was listed, stays.
 """
 
 import os
@@ -366,10 +369,14 @@ def describe(store, session):
     return store, directory, f"session {printable(session)} ({what})"
 
 
-def remove_session(store, directory, session):
-    """Remove one session directory for good; {"removed", "store", "directory"}."""
+def remove_session(store, directory, session, still=None):
+    """Remove one session directory for good; {"removed", "store", "directory"}.
+
+    `still(ledger)`, when given, is asked under the exclusive lock (with the
+    ledger read through it) whether the session is still to be removed; when it
+    says no, nothing is removed and None is returned.
+    """
     import secrets
-    import shutil
 
     from om.ledger.files import ExclusiveLock
 
@@ -384,6 +391,8 @@ def remove_session(store, directory, session):
             " nothing was removed, retry when it is idle"
         ) from None
     try:
+        if still is not None and not still(lock):
+            return None
         os.rename(directory, aside)
     except OSError as e:
         raise StoreError(f"om: cannot remove {directory}: {e.strerror or e}; nothing was removed") from None
@@ -391,8 +400,77 @@ def remove_session(store, directory, session):
         if lock is not None:
             lock.__exit__(None, None, None)
     fsync_dir(store)
-    # Removed in one rename above; deleting the files is cleanup, leftovers included.
+    sweep_removed(store)
+    return {"removed": session, "store": store, "directory": directory}
+
+
+def sweep_removed(store):
+    """Delete what removals left: each was removed in one rename, so this is cleanup only."""
+    import shutil
+
     for name in os.listdir(store):
         if name.startswith(REMOVED_PREFIX):
             shutil.rmtree(os.path.join(store, name), ignore_errors=True)
-    return {"removed": session, "store": store, "directory": directory}
+
+
+# -- retention ------------------------------------------------------------------------
+
+
+def inactive(store, days, project=None, now=None):
+    """(canonical store, cutoff, rows of the sessions whose last activity is before it, skipped)."""
+    import time
+
+    from om.errors import InputError
+
+    if not isinstance(days, int) or days < 1:
+        raise InputError("om: --inactive-for takes a whole number of days, at least 1")
+    now = time.time() if now is None else now
+    cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - days * 86400))
+    listing = list_sessions(store, project, payload=("doc",))
+    rows = [row for row in listing["sessions"].fields() if _older(row, cutoff)]
+    return listing["store"], cutoff, rows, listing["skipped"]
+
+
+def _older(row, cutoff):
+    # Timestamps are fixed-width RFC 3339 UTC strings: string order is time order.
+    # A session with no timestamp at all is judged by its database file's age.
+    activity = row.get("last_activity") or _file_time(row["database"])
+    return activity is not None and activity < cutoff
+
+
+def _file_time(path):
+    import time
+
+    try:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.stat(path).st_mtime))
+    except OSError:
+        return None
+
+
+def prune(store, rows, cutoff):
+    """Remove each session of `rows` that is still inactive since before `cutoff`, under its lock.
+
+    {"store", "before", "pruned": [rows], "in_use": [ids], "active": [ids]}: a session
+    another process holds is left alone (in_use), and so is one that got new
+    activity since it was listed (active).
+    """
+    from om.ledger import Ledger
+
+    pruned, in_use, active = [], [], []
+    for row in rows:
+        directory = os.path.dirname(row["database"])
+
+        def still(lock, row=row):
+            if lock is None or not lock.held:
+                return True  # no database to hold activity: the listing's judgement stands
+            ledger = Ledger(lock.conn, store, row["session"], row["database"])
+            now = summarize(ledger, {key: ledger.meta_get(key) for key in META_KEYS})
+            return _older(now, cutoff)
+
+        try:
+            done = remove_session(store, directory, row["session"], still)
+        except Conflict:
+            in_use.append(row["session"])
+            continue
+        (pruned if done else active).append(row if done else row["session"])
+    return {"store": store, "before": cutoff, "pruned": pruned, "in_use": in_use, "active": active}

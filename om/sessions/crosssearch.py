@@ -16,6 +16,9 @@ Invariants:
   the more recently active session, then that session's own order. Every
   session contributes at most `limit` results, which is enough: the merged top
   `limit` cannot need a session's result ranked below its own top `limit`.
+- Feedback (om.feedback) happens once, on the merged list: when it holds fewer
+  than `limit` results, the expansion's words are searched across the sessions
+  the same way (bounds included) and its results come after every first-pass one.
 - Every result names its session; a session directory that cannot be read is
   skipped and named, never fatal; nothing is created but the store index,
   where the store can be written.
@@ -37,9 +40,9 @@ class Candidate:
 
 
 def search_all(store, query, sources=False, retired=False, limit=10, project=None, progress=None):
-    """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...]}."""
+    """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...]},
+    and "expansion" when a weak merged list was expanded (om.feedback)."""
     from om import search as single
-    from om.sessions import searchindex
     from om.sessions.index import current
 
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= single.MAX_LIMIT:
@@ -48,36 +51,67 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     store = catalogue.open_store(store)
     root = catalogue.project_filter(project) if project is not None else None
     listed = current(store, progress, keep_index=True, payload=("session", "recent", "id", "searched"))
-    index = listed.index
     try:
-        candidates = {c.name: c for c in map(Candidate, listed.rows) if root is None or c.project == root}
-        first, order = list(candidates), None
-        if searchindex.usable(index):
-            behind = searchindex.bring_up_to_date(index, store, candidates.values(), progress)
-            by_id = {c.id: c for c in candidates.values() if c.name not in behind}
-            order = searchindex.ceilings(index, q, sources, exact=index.writable)
-            if order is not None:
-                first = sorted(behind)
-        merge = Merge(store, query, sources, retired, limit)
-        for name in first:
-            merge.search(name, candidates[name])
-        for name in listed.unlisted:
-            merge.search(name, None, root)
+        scope = Scope(store, listed, root, progress)
+        merge = scope.merged(q, True, sources, retired, limit)
+        merged = merge.results()
+        found = {"query": query, "project": root, "sessions": scope.searched(merge), "results": merged,
+                 "skipped": scope.skipped(merge)}
+        # One expansion for the whole list, from its merged first pass, by one session's rule.
+        expanded = single.expand(q, merged, limit,
+                                 lambda qx: scope.merged(qx, False, sources, retired, limit).results())
+    finally:
+        if listed.index is not None:
+            listed.index.close()
+    if expanded is not None:
+        found["expansion"], found["results"] = expanded
+    single.cut_snippets(found, q)
+    return found
+
+
+class Scope:
+    """The sessions a cross-session search covers, with the store index's bounds when there are any."""
+
+    def __init__(self, store, listed, root, progress):
+        from om.sessions import searchindex
+
+        self.store, self.listed, self.root = store, listed, root
+        self.candidates = {c.name: c for c in map(Candidate, listed.rows) if root is None or c.project == root}
+        self.index, self.behind = None, set(self.candidates)
+        if searchindex.usable(listed.index):
+            self.index = listed.index
+            self.behind = searchindex.bring_up_to_date(self.index, store, self.candidates.values(), progress)
+        self.by_id = {c.id: c for c in self.candidates.values() if c.name not in self.behind}
+
+    def merged(self, q, prefix, sources, retired, limit):
+        """The Merge of every session's search for `q`: searching only the sessions its bounds keep."""
+        from om.sessions import searchindex
+
+        order = None
+        if self.index is not None:
+            order = searchindex.ceilings(self.index, q, sources, exact=self.index.writable)
+        merge = Merge(self.store, q.text, prefix, sources, retired, limit)
+        for name in sorted(self.behind) if order is not None else list(self.candidates):
+            merge.search(name, self.candidates[name])
+        for name in self.listed.unlisted:
+            merge.search(name, None, self.root)
         for session_id, kind, bucket, recent in order or ():
             if merge.full() and (-bucket, 0 if kind == 1 else 1, recent, -1) >= merge.last():
                 break
-            candidate = by_id.get(session_id)
+            candidate = self.by_id.get(session_id)
             if candidate is not None and not merge.done(candidate.name):
                 merge.search(candidate.name, candidate)
-    finally:
-        if index is not None:
-            index.close()
-    skipped = sorted([s for s in listed.skipped if os.path.basename(s["directory"]) not in listed.unlisted]
-                     + merge.skipped, key=lambda s: s["directory"])
-    searched = len(candidates) + merge.unlisted - len([s for s in merge.skipped if s["listed"]])
-    for s in merge.skipped:
-        del s["listed"]
-    return {"query": query, "project": root, "sessions": searched, "results": merge.results(q), "skipped": skipped}
+        return merge
+
+    def skipped(self, merge):
+        listed = self.listed
+        found = [s for s in listed.skipped if os.path.basename(s["directory"]) not in listed.unlisted]
+        return sorted(found + [{"directory": s["directory"], "error": s["error"]} for s in merge.skipped],
+                      key=lambda s: s["directory"])
+
+    def searched(self, merge):
+        """Sessions searched, as searching every one counts them: every one in scope that could be read."""
+        return len(self.candidates) + merge.unlisted - sum(1 for s in merge.skipped if s["listed"])
 
 
 class Merge:
@@ -88,8 +122,9 @@ class Merge:
     activity), that session's own order.
     """
 
-    def __init__(self, store, query, sources, retired, limit):
-        self.store, self.query, self.sources, self.retired, self.limit = store, query, sources, retired, limit
+    def __init__(self, store, query, prefix, sources, retired, limit):
+        self.store, self.query, self.prefix = store, query, prefix
+        self.sources, self.retired, self.limit = sources, retired, limit
         self.found, self.skipped, self.unlisted, self.seen = [], [], 0, set()
 
     def done(self, name):
@@ -127,7 +162,7 @@ class Merge:
                     recent = candidate.recent
                 # Whole texts: only the results that survive the merge are cut into snippets.
                 results = single.search(ledger, self.query, self.sources, self.retired, self.limit,
-                                        snippets=False)["results"]
+                                        snippets=False, feedback=False, prefix=self.prefix)["results"]
         except (database_error(), StoreError) as e:
             self.skipped.append({"directory": directory, "error": f"not a readable ledger: {e}",
                                  "listed": candidate is not None})
@@ -138,15 +173,10 @@ class Merge:
             key = (-round(result["score"] * 10000), result["kind"] == "source", recent, rank)
             self.found.append((key, ledger.session, result))
 
-    def results(self, q):
-        from om import search as single
-
+    def results(self):
+        """The merged top `limit`, each result naming its session, with whole texts (snippets cut later)."""
         self.found.sort(key=lambda f: f[0])
-        merged = []
-        for _, session, result in self.found[: self.limit]:
-            result["snippet"] = single.snippet(result["snippet"], q)
-            merged.append(dict({"session": session}, **result))
-        return merged
+        return [dict({"session": session}, **result) for _, session, result in self.found[: self.limit]]
 
 
 def _last_activity(ledger):

@@ -102,23 +102,23 @@ def _reads(store, rows, known):
 
 
 def ceilings(index, q, sources, exact):
-    """A cursor of (session id, kind, bucket, recent) rows, best bound first (`Index.ceilings`)."""
+    """A cursor of (session id, kind, bucket, recent) rows, best bound first (`Index.ceilings`), or None
+    when the query has no phrase FTS5 would match (then every session is searched)."""
     from om import search as single
 
-    phrase_texts = [text for own in q.phrases for (_, text, _) in own]
-    tokens = iter(index.tokens(phrase_texts))
+    texts = [" ".join(tokens) for own in q.phrases for (_, tokens, _) in own]
+    made = iter(index.tokens(texts))
     phrases = []
     for i, own in enumerate(q.phrases):
         for column, _, prefix in own:
-            words = next(tokens)
-            if words:
-                phrases.append((i, column, [(w, prefix and k == len(words) - 1) for k, w in enumerate(words)]))
-    if not phrases:
-        return None
+            words = next(made)
+            if not words:
+                return None
+            phrases.append((i, column, [(w, prefix and k == len(words) - 1) for k, w in enumerate(words)]))
     memories = dict.fromkeys(index.memory_sessions(q.and_expr), 1)
     if q.phrase_expr is not None:
         memories.update(dict.fromkeys(index.memory_sessions(q.phrase_expr), 2))
-    rows = index.ceilings(phrases, len(q.terms), single.CEILING, memories, exact, single.K1, single.B,
+    rows = index.ceilings(phrases, len(q.terms), single.ceiling, memories, exact, single.K1,
                           has_phrase=q.phrase_expr is not None)
     if not sources:
         return (r for r in rows if r[1] == 1)

@@ -55,11 +55,38 @@ def test_a_stop_without_a_turn_id_continues_at_most_once_per_captured_prompt(hoo
     assert hook.continuation_text(hook(hook.stop("reply three", turn=None), env=TURN_EVERY))
 
 
+def test_stop_turn_holds_the_key_a_continuation_was_given_on_the_turn_else_the_prompt(hook):
+    hook(hook.prompt("a prompt", turn="t-1"))
+    assert hook.continuation_text(hook(hook.stop("a reply", turn="t-1"), env=TURN_EVERY))
+    assert hook.meta("stop_turn") == "t-1"
+    hook(hook.prompt("another prompt", turn="t-2"))
+    assert hook.continuation_text(hook(hook.stop("another reply", turn=None), env=TURN_EVERY))
+    assert hook.meta("stop_turn") == hook.meta("prompt_id") == hook.sources()[-2]["id"]
+
+
+@pytest.mark.parametrize("with_turn", [True, False])
+def test_a_ledger_a_v1_peer_continued_is_not_continued_again_on_the_same_key(hook, with_turn):
+    hook(hook.prompt("a prompt", turn="t-1"))
+    # What v1 leaves behind after continuing this Stop: stop_turn = the key it continued on.
+    hook.set_meta("stop_turn", "t-1" if with_turn else hook.meta("prompt_id"))
+    assert hook(hook.stop("a reply", turn="t-1" if with_turn else None), env=TURN_EVERY) is None
+    assert hook.texts()[-1] == "a reply"
+
+
+def test_a_stop_without_a_turn_or_a_captured_prompt_captures_and_requests_nothing(hook):
+    hook(hook.start())
+    assert hook(hook.stop("a reply to nothing", turn=None), env=TURN_EVERY) is None
+    assert hook.sources() == []
+    assert hook.meta("stop_turn") is None and hook.meta("stop_prompt") is None
+    # The next prompt and its Stop go on as usual.
+    hook(hook.prompt("a prompt", turn="t-1"))
+    assert hook.continuation_text(hook(hook.stop("a reply", turn="t-1"), env=TURN_EVERY))
+
+
 def test_the_adapters_own_state_lives_under_its_client_prefix(hook):
     hook(hook.prompt("a prompt", turn="t-1"))
     hook(hook.stop("a reply", turn="t-1"), env=TURN_EVERY)
     assert hook.meta(f"{hook.client}_turn_ends") is not None
-    assert hook.meta(f"{hook.client}_stop_prompt_id") == hook.meta("prompt_id")
     other = "claude" if hook.client == "codex" else "codex"
     assert hook.meta(f"{other}_turn_ends") is None
 

@@ -38,12 +38,16 @@ def make_config(tmp_path, installed=True, enabled=True, settings_hooks=False, ma
     return config
 
 
-def doctor(tmp_path, config, store=None):
+def report(tmp_path, config, store=None):
     env = {"CLAUDE_CONFIG_DIR": str(config), "CODEX_HOME": str(tmp_path / "no-codex"), "HOME": str(tmp_path / "home"),
            "PATH": os.environ.get("PATH", "")}
     r = run_om("doctor", "--json", *(["--store", store] if store else []), env=env)
     assert r.returncode in (0, 1), r
-    return {c["check"]: c for c in r.json["checks"] if c["check"].startswith("claude.")}
+    return r.json
+
+
+def doctor(tmp_path, config, store=None):
+    return {c["check"]: c for c in report(tmp_path, config, store)["checks"] if c["check"].startswith("claude.")}
 
 
 def record_all(store, outcome="ok"):
@@ -52,15 +56,18 @@ def record_all(store, outcome="ok"):
         assert receipts.record(str(store), event, outcome, 12.5, client="claude")
 
 
-def test_without_a_claude_code_configuration_there_is_one_ok_finding_and_nothing_else(tmp_path):
-    found = doctor(tmp_path, tmp_path / "absent")
-    assert list(found) == ["claude.plugin"]
-    assert found["claude.plugin"]["status"] == "ok" and "nothing to check" in found["claude.plugin"]["finding"]
+def test_without_om_in_any_client_there_is_one_line_about_it_and_nothing_else(tmp_path):
+    found = report(tmp_path, tmp_path / "absent")
+    assert found["clients"] == [] and found["stores"] == []
+    assert [c["check"] for c in found["checks"]] == ["runtime.version", "runtime.path", "clients"]
+    (line,) = [c for c in found["checks"] if c["status"] != "ok"]
+    assert line["status"] == "warn" and "nothing is captured automatically" in line["finding"]
+    assert "claude plugin install om@observational-memory" in line["fix"]
 
 
 def test_an_installed_enabled_plugin_with_its_hooks_running_is_all_ok(tmp_path):
     config = make_config(tmp_path)
-    store = config / "plugins" / "data" / "om-observational-memory"
+    store = config / "om"
     record_all(store)
     found = doctor(tmp_path, config)
     assert {name: c["status"] for name, c in found.items()} == dict(
@@ -73,10 +80,9 @@ def test_an_installed_enabled_plugin_with_its_hooks_running_is_all_ok(tmp_path):
     assert sorted(os.listdir(store)) == ["receipts"]
 
 
-def test_a_missing_plugin_warns_and_a_disabled_one_fails_with_the_command_that_fixes_it(tmp_path):
-    found = doctor(tmp_path, make_config(tmp_path, installed=False))
-    assert found["claude.plugin"]["status"] == "warn" and "claude plugin install" in found["claude.plugin"]["fix"]
-    assert found["claude.hooks"]["status"] == "warn"
+def test_without_the_plugin_claude_code_is_not_judged_and_a_disabled_one_fails_with_the_command_that_fixes_it(
+        tmp_path):
+    assert doctor(tmp_path, make_config(tmp_path, installed=False)) == {}
     disabled = doctor(tmp_path / "b", make_config(tmp_path / "b", enabled=False))
     assert disabled["claude.plugin"]["status"] == "fail"
     assert disabled["claude.plugin"]["fix"] == f"claude plugin enable {PLUGIN_ID}"
@@ -93,7 +99,7 @@ def test_settings_hooks_without_the_plugin_are_ok_and_their_store_holds_the_rece
 
 def test_hooks_registered_by_both_the_plugin_and_settings_warn(tmp_path):
     found = doctor(tmp_path, make_config(tmp_path, settings_hooks=True))
-    assert found["claude.hooks"]["status"] == "warn" and "two stores" in found["claude.hooks"]["finding"]
+    assert found["claude.hooks"]["status"] == "warn" and "each event is handled twice" in found["claude.hooks"]["finding"]
 
 
 def test_a_settings_file_that_is_not_json_fails(tmp_path):
@@ -120,7 +126,7 @@ def test_a_plugin_whose_hooks_miss_an_event_fails(tmp_path):
 @pytest.mark.parametrize("outcome, status", [("failed", "fail"), (None, "warn")])
 def test_receipts_flag_a_failed_last_run_and_hooks_that_never_ran(tmp_path, outcome, status):
     config = make_config(tmp_path)
-    store = config / "plugins" / "data" / "om-observational-memory"
+    store = config / "om"
     if outcome:
         record_all(store, outcome)
     found = doctor(tmp_path, config)
@@ -147,3 +153,13 @@ def test_a_project_or_local_install_is_enabled_in_that_projects_settings(tmp_pat
     (project / ".claude" / settings_name).write_text(json.dumps({"enabledPlugins": {PLUGIN_ID: True}}))
     found = doctor(tmp_path, config)
     assert found["claude.plugin"]["status"] == "ok" and f"scope {scope}" in found["claude.plugin"]["finding"]
+
+
+def test_doctor_given_the_claude_code_store_judges_claude_code_and_takes_no_home_for_codex(tmp_path):
+    config = make_config(tmp_path)
+    store = config / "om"
+    record_all(store)
+    found = report(tmp_path, config, store=store)
+    assert found["clients"] == ["claude"] and found["stores"] == [str(store)]
+    assert not [c for c in found["checks"] if c["check"].startswith(("codex.", "capture"))]
+    assert found["status"] == "ok", [c for c in found["checks"] if c["status"] != "ok"]

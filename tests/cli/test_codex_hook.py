@@ -60,10 +60,14 @@ def start(source="startup"):
 
 
 class Hook:
-    """The registered hook command, with the plugin root and data variables Codex provides."""
+    """The registered hook command, with the plugin root and data variables Codex provides.
 
-    def __init__(self, data):
+    `data` is the plugin's data folder; the store is `store`, the client's own beside
+    the plugin folders (CODEX_HOME/om), or the data folder itself at any other place."""
+
+    def __init__(self, data, store=None):
         self.data = data
+        self.store = store or data
 
     def __call__(self, payload, env=None, event=None, raw=None):
         event = event or payload["hook_event_name"]
@@ -87,7 +91,7 @@ class Hook:
     def om(self, *args, input=None):
         env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
         env["PYTHONPATH"] = str(ROOT)
-        proc = subprocess.run([*RUNTIME_ARGV, "--store", str(self.data), "--session", SESSION, *args],
+        proc = subprocess.run([*RUNTIME_ARGV, "--store", str(self.store), "--session", SESSION, *args],
                               input=input, capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
@@ -98,7 +102,8 @@ class Hook:
 
 @pytest.fixture
 def hook(tmp_path):
-    return Hook(tmp_path / "plugins" / "data" / "om-observational-memory")
+    # tmp_path plays CODEX_HOME.
+    return Hook(tmp_path / "plugins" / "data" / "om-observational-memory", tmp_path / "om")
 
 
 def context_of(response):
@@ -349,7 +354,7 @@ def test_bad_input_fails_open_with_an_advisory_a_stderr_line_and_a_log_line(hook
     response = hook(None, event="Stop", raw=raw)
     assert "systemMessage" in response and "your task continues" in response["systemMessage"]
     assert len(hook.stderr.strip().splitlines()) == 1
-    log = (hook.data / "hook-errors.log").read_text()
+    log = (hook.store / "hook-errors.log").read_text()
     assert len(log.splitlines()) == 1 and "failed open" in log
 
 
@@ -364,12 +369,15 @@ def test_only_command_line_errors_make_the_hook_command_exit_nonzero_and_never_w
     assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_an_unusable_store_fails_open(hook):
-    hook.data.parent.mkdir(parents=True)
-    hook.data.write_text("a file where the store should be")
+@pytest.mark.parametrize("where", ["store", "data"])
+def test_an_unusable_store_or_data_folder_fails_open(hook, where):
+    path = getattr(hook, where)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"a file where the {where} folder should be")
     for payload in (start(), prompt("hi"), tool("ls"), stop("bye")):
         response = hook(payload, env={"OM_CHECKPOINT_TURNS": "1"})
         assert set(response) == {"systemMessage"}
+    assert path.read_text() == f"a file where the {where} folder should be"
 
 
 def test_a_missing_or_broken_runtime_fails_open(hook, tmp_path):
@@ -513,7 +521,7 @@ def test_a_pinned_runtime_that_fails_verification_is_never_run(tmp_path):
 
 
 def receipt(hook, event):
-    path = hook.data / "receipts" / f"{event}.json"
+    path = hook.store / "receipts" / f"{event}.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 
@@ -532,7 +540,7 @@ def test_every_handled_event_leaves_a_receipt_with_its_outcome_and_duration(hook
 
 def test_a_hook_that_fails_open_records_a_failed_receipt(hook):
     hook(start())
-    (session_dir,) = [d for d in hook.data.iterdir() if d.name.startswith("session-")]
+    (session_dir,) = [d for d in hook.store.iterdir() if d.name.startswith("session-")]
     (session_dir / "memory.sqlite3").write_bytes(b"not a database at all" * 100)
     response = hook(prompt("this cannot be stored"))
     assert "failed open" in response["systemMessage"]
@@ -541,7 +549,7 @@ def test_a_hook_that_fails_open_records_a_failed_receipt(hook):
 
 
 def _ledger_file(hook):
-    (path,) = Path(hook.data).glob("session-*/memory.sqlite3")
+    (path,) = Path(hook.store).glob("session-*/memory.sqlite3")
     return path
 
 

@@ -347,7 +347,7 @@ def test_import_keeps_the_destination_prompt_and_pause_but_clears_stop_and_remin
             "INSERT INTO meta VALUES (?, ?)",
             [("prompt_id", "turn-9"), ("stop_turn", "turn-8"), ("stop_prompt", "turn-8"),
              ("notified_cursor", "0"), ("codex_turn_ends", "1"), ("claude_turn_ends", "1"),
-             ("claude_stop_turn", "p-8")],
+             ("claude_x", "p-8")],
         )
     assert dest("import", "--from-store", om.store, "--from-session", "s1").returncode == 0
     with sqlite3.connect(db) as conn:
@@ -356,6 +356,7 @@ def test_import_keeps_the_destination_prompt_and_pause_but_clears_stop_and_remin
         "session": "new", "version": "1", "paused": "1", "prompt_id": "turn-9",
         "cursor": "2", "last_checkpoint_at": meta["last_checkpoint_at"],
         "forked_from": "s1", "forked_from_store": str(om.store.resolve()),
+        "om_generation": "1",  # the rows at the destination's seqs were rewritten
     }
 
 

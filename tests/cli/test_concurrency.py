@@ -77,6 +77,7 @@ def _payloads(worker):
 @pytest.mark.slow
 def test_eight_capturers_and_a_checkpointer_lose_and_duplicate_nothing(tmp_path):
     store = tmp_path / "store"
+    store.mkdir(mode=0o700)  # the writers meet an existing store (creating one is announced on stderr)
     stop = tmp_path / "stop"
     env = _env()
     checkpointer = subprocess.Popen(

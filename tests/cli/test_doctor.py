@@ -38,7 +38,7 @@ def make_home(tmp_path, enabled=True, trust=True, events=tuple(EVENTS), stale=()
               installed_ago=3600, codex_says="trusted"):
     home = tmp_path / "codex-home"
     root = home / "plugins" / "cache" / "observational-memory" / "om" / "0.1.0"
-    (root / "hooks").mkdir(parents=True)
+    (root / "hooks").mkdir(parents=True, exist_ok=True)
     if mcp:
         install_runtime(root)
     (root / "hooks" / "codex.json").write_text(json.dumps({"hooks": {e: [{"hooks": [hook(e)]}] for e in events}}))
@@ -110,12 +110,19 @@ def check(result, name):
     return c
 
 
+def data_folder(store):
+    """The plugin's data folder beside the Codex store `store` (CODEX_HOME/om)."""
+    return store.parent / "plugins" / "data" / "om-observational-memory"
+
+
 def make_store(tmp_path, receipts=True, **record):
-    store = tmp_path / "store"
+    """The store the Codex hooks of make_home(tmp_path)'s CODEX_HOME write, with one session."""
+    store = tmp_path / "codex-home" / "om"
     setup_om("--store", store, "--session", "s1", "capture", input=json.dumps({"kind": "user", "text": "x", "key": "k"}))
     # What the hook launcher records: the real interpreter, so the check does
     # not depend on whether this machine's python3 is a version-manager shim.
-    (store / ".om-python").write_text(os.path.realpath(sys.executable) + "\n")
+    data_folder(store).mkdir(parents=True, exist_ok=True)
+    (data_folder(store) / ".om-python").write_text(os.path.realpath(sys.executable) + "\n")
     if receipts:
         from om.receipts import record as rec
 
@@ -136,11 +143,14 @@ def test_a_healthy_installation_is_all_ok_and_exits_zero(tmp_path):
     assert text.returncode == 0 and "store.integrity" in text.stdout
 
 
-def test_without_store_it_checks_the_codex_plugin_data_folder(tmp_path):
+def test_without_store_it_checks_the_store_beside_the_codex_plugin_folders(tmp_path):
     home = make_home(tmp_path)
     r = doctor(home, None)
-    assert r.json["store"].endswith("plugins/data/om-observational-memory")
-    assert check(r, "store.exists")["status"] == "warn"
+    assert r.json["store"] == str(home / "om") and r.json["stores"] == [str(home / "om")]
+    assert r.json["store_from"] == "Codex" and r.json["clients"] == ["codex"]
+    # Not created yet is no fault of its own: the first hook creates it (capture says no hook ran).
+    c = check(r, "store.exists")
+    assert c["status"] == "ok" and c["finding"] == f"store {home / 'om'} (Codex) is not created yet: the first hook creates it"
 
 
 def test_store_checks_fail_on_a_corrupt_database_and_warn_on_loose_permissions_and_leftovers(tmp_path):
@@ -165,14 +175,20 @@ def test_store_checks_fail_on_a_corrupt_database_and_warn_on_loose_permissions_a
     assert "mv " in check(r, "store.integrity")["fix"]
 
 
-def test_codex_plugin_missing_warns_and_disabled_fails(tmp_path):
-    store = make_store(tmp_path)
+def test_a_codex_home_without_the_plugin_is_not_judged_and_a_disabled_plugin_fails_alone(tmp_path):
     empty = tmp_path / "empty-home"
     empty.mkdir()
-    r = doctor(empty, store)
-    assert check(r, "codex.plugin")["status"] == "warn" and "codex plugin add om@observational-memory" in check(r, "codex.plugin")["fix"]
+    r = doctor(empty, None)
+    assert not [c for c in r.json["checks"] if c["check"].startswith(("codex.", "capture"))]
+    (line,) = [c for c in r.json["checks"] if c["status"] != "ok"]
+    assert line["check"] == "clients" and "codex plugin add om@observational-memory" in line["fix"]
+    store = make_store(tmp_path)
     r = doctor(make_home(tmp_path, enabled=False), store)
     assert check(r, "codex.plugin")["status"] == "fail" and r.returncode == 1
+    # One cause, one verdict: what only running hooks could show is not judged.
+    assert [c["check"] for c in r.json["checks"] if c["status"] not in ("ok",)] == ["codex.plugin", "codex.mcp", "capture"]
+    assert check(r, "capture") == {"check": "capture", "status": "skip", "fix": "",
+                                   "finding": "not judged: see codex.plugin, which keeps the hooks from running"}
 
 
 @pytest.mark.parametrize(
@@ -185,7 +201,9 @@ def test_codex_plugin_missing_warns_and_disabled_fails(tmp_path):
 )
 def test_hooks_that_codex_would_skip_fail_with_the_reason(tmp_path, kwargs, words):
     store = make_store(tmp_path)
-    r = doctor(make_home(tmp_path, writable=store, **kwargs), store)
+    home = make_home(tmp_path, writable=store, **kwargs)
+    (tmp_path / "codex-bin" / "codex").unlink()  # Codex cannot be asked: config.toml is read instead
+    r = doctor(home, store)
     c = check(r, "codex.hooks")
     assert c["status"] == "fail" and words in c["finding"] and c["fix"]
     assert r.returncode == 1
@@ -228,13 +246,13 @@ def test_receipts_flag_events_that_never_ran_failures_and_slow_hooks(tmp_path):
 def test_hook_python_warns_on_a_version_manager_shim_and_path_warns_on_another_om(tmp_path):
     store = make_store(tmp_path)
     home = make_home(tmp_path, writable=store)
-    (store / ".om-python").write_text("/home/u/.pyenv/shims/python3\n")
+    (data_folder(store) / ".om-python").write_text("/home/u/.pyenv/shims/python3\n")
     r = doctor(home, store)
     assert check(r, "runtime.hook_python")["status"] == "warn"
     real = tmp_path / "py"
     real.write_text("#!/bin/sh\n")
     real.chmod(0o755)
-    (store / ".om-python").write_text(f"{real}\n")
+    (data_folder(store) / ".om-python").write_text(f"{real}\n")
     assert check(doctor(home, store), "runtime.hook_python")["status"] == "ok"
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -250,16 +268,15 @@ def test_hook_python_warns_on_a_version_manager_shim_and_path_warns_on_another_o
 
 
 def test_the_mcp_check_starts_the_installed_server_and_finds_every_ledger_tool(tmp_path):
-    store = make_store(tmp_path)
     home = make_home(tmp_path, mcp=True)
-    c = check(doctor(home, store), "codex.mcp")
+    c = check(doctor(home, None), "codex.mcp")
     assert c["status"] == "ok", c
     from om.mcp.tools import catalogue
 
-    assert "python3 -I -S bin/om mcp" in c["finding"] and f"lists {len(catalogue())} tools" in c["finding"]
-    assert str(home / "plugins" / "data" / "om-observational-memory") in c["finding"]
-    # The server was only asked for its tools: nothing was written to its store.
-    assert not (home / "plugins" / "data").exists()
+    assert "python3 -I -S bin/om mcp --client codex" in c["finding"] and f"lists {len(catalogue())} tools" in c["finding"]
+    assert c["finding"].endswith(f"; it serves {home / 'om'}")
+    # The server was only asked for its tools: it neither made nor moved a store.
+    assert not (home / "plugins" / "data").exists() and not (home / "om").exists()
 
 
 def fake_server(home, script, command="python3"):
@@ -334,21 +351,24 @@ def test_runtime_reports_the_update_channel_and_whether_a_plugin_manages_it(tmp_
 def test_hook_python_fails_without_python3_and_warns_on_a_gone_or_shim_interpreter(tmp_path):
     store = make_store(tmp_path)
     home = make_home(tmp_path, writable=store)
-    (store / ".om-python").write_text(str(tmp_path / "deleted" / "python3") + "\n")
+    recorded = data_folder(store) / ".om-python"
+    recorded.write_text(str(tmp_path / "deleted" / "python3") + "\n")
     c = check(doctor(home, store), "runtime.hook_python")
     assert c["status"] == "warn" and "is gone" in c["finding"] and ".om-python" in c["fix"]
-    (store / ".om-python").unlink()
+    recorded.unlink()
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     r = doctor(home, store, env={"PATH": str(empty)})
     c = check(r, "runtime.hook_python")
     assert c["status"] == "fail" and "no python3 on PATH" in c["finding"] and r.returncode == 1
+    assert check(r, "capture")["status"] == "skip" and "runtime.hook_python" in check(r, "capture")["finding"]
+    # A shim before anything is recorded is no fault: the launcher records the interpreter behind it.
     shims = tmp_path / ".pyenv" / "shims"
     shims.mkdir(parents=True)
     (shims / "python3").write_text("#!/bin/sh\n")
     (shims / "python3").chmod(0o755)
     c = check(doctor(home, store, env={"PATH": str(shims)}), "runtime.hook_python")
-    assert c["status"] == "warn" and "shim" in c["finding"]
+    assert c["status"] == "ok" and "the hooks record the interpreter behind it on their first run" in c["finding"]
     plain = tmp_path / "usr-bin"
     plain.mkdir()
     (plain / "python3").write_text("#!/bin/sh\n")
@@ -394,6 +414,7 @@ def test_a_codex_config_that_is_not_toml_fails(tmp_path):
 def test_a_disabled_hook_or_one_without_its_bundle_trust_fails(tmp_path, edit, words):
     store = make_store(tmp_path)
     home = make_home(tmp_path, writable=store)
+    (tmp_path / "codex-bin" / "codex").unlink()  # Codex cannot be asked: config.toml is read instead
     config = home / "config.toml"
     config.write_text(edit(config.read_text()))
     r = doctor(home, store)
@@ -410,7 +431,7 @@ def test_the_text_report_gives_the_same_findings_as_json(tmp_path):
                                                    "CLAUDE_CONFIG_DIR": str(home / "no-claude")})
     assert text.returncode == data.returncode == 1
     lines = text.stdout.splitlines()
-    assert lines[0].startswith(f"om doctor: {data.json['status']} (store {data.json['store']}")
+    assert lines[0] == f"om doctor: {data.json['status']} (for Codex; store {data.json['store']})"
     for c in data.json["checks"]:
         row = next(line for line in lines if line.split()[1:2] == [c["check"]])
         assert row.split()[0] == c["status"] and row.endswith(c["finding"])
@@ -487,13 +508,13 @@ def test_receipts_older_than_the_installed_plugin_copy_warn_that_the_hooks_have_
     assert all(c["status"] == "ok" for c in doctor(home, store).json["checks"] if c["check"].startswith("capture."))
 
 
-def test_with_the_store_a_regular_file_capture_says_the_hooks_cannot_record_not_that_they_never_ran(tmp_path):
-    store = tmp_path / "store-file"
-    store.write_text("not a folder")
-    r = doctor(make_home(tmp_path), store)
-    c = check(r, "capture.Stop")
-    assert c["finding"] == "no Stop run recorded: the hooks cannot record anything while the store is not a directory"
-    assert "store.exists" in c["fix"] and "trusted workspace" not in c["fix"]
+def test_with_the_store_a_regular_file_capture_is_not_judged_the_store_is_the_one_cause(tmp_path):
+    home = make_home(tmp_path)
+    (home / "om").write_text("not a folder")
+    r = doctor(home, None)
+    assert check(r, "store.exists")["status"] == "fail"
+    assert check(r, "capture")["finding"] == "not judged: see store.exists, which keeps the hooks from running"
+    assert not [c for c in r.json["checks"] if c["check"].startswith("capture.")]
 
 
 def test_a_failed_hook_names_its_logged_reason_and_the_log_not_an_event_file(tmp_path):
@@ -577,11 +598,40 @@ def test_the_mcp_doctor_tool_returns_the_report_doctor_prints(tmp_path):
     assert "codex.trust" in text and text.startswith("om doctor: ")
 
 
-def test_with_hooks_codex_will_not_run_a_missing_receipt_points_at_trusting_them(tmp_path):
+def test_with_hooks_codex_will_not_run_trust_is_the_one_verdict_and_capture_is_not_judged(tmp_path):
     store = make_store(tmp_path, receipts=False)
-    r = doctor(make_home(tmp_path, writable=store, codex_says="untrusted"), store)
-    assert check(r, "codex.trust")["status"] == "fail"
-    c = check(r, "capture.UserPromptSubmit")
-    assert c["finding"] == ("no UserPromptSubmit run recorded in this store: Codex does not run the om hooks"
-                            " (see the codex checks above)")
-    assert c["fix"].startswith("run codex, open /hooks, review and trust the om hooks, start a session")
+    r = doctor(make_home(tmp_path, writable=store, codex_says="untrusted", mcp=True), store)
+    trust = check(r, "codex.trust")
+    assert trust["status"] == "fail" and "trust the om hooks when it asks at start-up" in trust["fix"]
+    assert "docs/codex.md#trust-without-the-tui" in trust["fix"]
+    # codex.hooks makes no claim about trust when Codex answered: no ok next to the fail.
+    hooks = check(r, "codex.hooks")
+    assert hooks["status"] == "ok" and "trust" not in hooks["finding"].split("(")[0]
+    assert [c["check"] for c in r.json["checks"] if c["status"] in ("warn", "fail", "skip")] == ["codex.trust", "capture"]
+
+
+def test_every_fix_that_is_a_command_works_run_as_printed_in_the_order_printed(tmp_path):
+    import subprocess
+
+    store = make_store(tmp_path)
+    home = make_home(tmp_path, writable=store, mcp=True)
+    (data_folder(store) / ".om-python").write_text(str(tmp_path / "gone" / "python3") + "\n")
+    os.chmod(store, 0o755)
+    setup_om("--store", store, "--session", "s2", "capture", input=json.dumps({"kind": "user", "text": "y", "key": "k"}))
+    (damaged,) = [p for p in store.glob("session-*/memory.sqlite3") if p.parent.name != check_session_dir(store)]
+    damaged.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84 + os.urandom(4000))
+    fixes = [(c["check"], c["fix"]) for c in doctor(home, None).json["checks"] if c["status"] != "ok"]
+    assert [name for name, _ in fixes] == ["runtime.hook_python", "store.permissions", "store.integrity"], fixes
+    for name, fix in fixes:
+        ran = subprocess.run(["/bin/sh", "-c", fix], cwd=tmp_path, capture_output=True, text=True,
+                             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+        assert ran.returncode == 0, (name, fix, ran.stderr)
+    after = doctor(home, None).json
+    assert after["status"] == "ok", [c for c in after["checks"] if c["status"] != "ok"]
+
+
+def check_session_dir(store):
+    """The directory of session s1, the one whose receipts make_store recorded."""
+    from om.ids import session_hash
+
+    return f"session-{session_hash('s1')}"

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from conftest import ROOT, run_om, run_read_only
+from conftest import ROOT, run_om, run_read_only, tree_bytes
 from export_sample import HOSTILE, build
 from inprocess import setup_om
 from mcp_client import McpServer
@@ -35,19 +35,11 @@ def arrange(store, *args, session="s1", input=None):
 
 
 def ledger_bytes(store):
-    """Every file of the store but the store index with its bytes: proof that no ledger was written.
+    """Every file of the store but the store index, with its bytes: proof that no ledger was written.
 
     (A store-wide export reads the session list through the store index, which it may bring up to date.)
     """
-    found = {}
-    for root, dirs, files in os.walk(store):
-        if root == str(store):
-            dirs[:] = [d for d in dirs if d != "index"]
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, "rb") as f:
-                found[path] = f.read()
-    return found
+    return {path: data for path, data in tree_bytes(store).items() if not path.startswith("index" + os.sep)}
 
 
 # -- json ---------------------------------------------------------------------------

@@ -142,3 +142,42 @@ def test_the_store_index_lists_each_session_and_leads_to_it(tmp_path):
         click(browser, f"#{prefix}-{ids['db']} a[href='#{prefix}-{ids['sources'][2]}']")
         browser.wait_for(f"document.getElementById('{prefix}-{ids['sources'][2]}').open")
         assert browser.js("document.scripts.length") == 2 and browser.js("window.__pwned === undefined")
+
+
+SOURCES_SHOWN = "[...document.querySelectorAll('.src')].filter(d => !d.hidden).map(d => d.dataset.id)"
+
+
+def open_at(browser, path, fragment):
+    """Load the page afresh at `path#fragment`, as following a link to it does (not a jump within it)."""
+    browser.events.clear()
+    browser.call("Page.navigate", url="about:blank")
+    browser.wait_event("Page.loadEventFired")
+    browser.open(f"{path}#{fragment}")
+
+
+def test_an_id_as_recall_prints_it_lands_on_its_source_or_entry(page):
+    browser, ids, path = page
+    source = ids["sources"][2]
+    recalled = run_om("--store", path.parent / "store", "--session", "s1", "recall", ids["db"]).json
+    assert recalled["sources"][0]["id"] == source  # the id the user copies from recall
+    open_at(browser, path, source)
+    browser.wait_for(f"document.getElementById('S1-{source}').open")
+    assert browser.js(f"document.querySelector('#S1-{source} pre').textContent") == SOURCES[2][1]
+    # A retired entry's id too: the filters that hid it are reset.
+    open_at(browser, path, ids["symptom"])
+    browser.wait_for(f"!document.getElementById('S1-{ids['symptom']}').hidden")
+    assert browser.js("document.getElementById('state').value") == "all"
+
+
+def test_the_word_filter_filters_the_sources_too_and_a_cleared_filter_shows_them_all(fresh):
+    browser, ids = fresh
+    assert browser.js(SOURCES_SHOWN) == ids["sources"]
+    set_filter(browser, "q", "POSTGRES atlas")
+    # Sources match on their own text: only the log naming both words.
+    assert browser.js(SOURCES_SHOWN) == [ids["sources"][2]]
+    assert browser.js("document.getElementById('shown').textContent") == "1 of 6 entries, 1 of 8 sources"
+    set_filter(browser, "q", "rotated")
+    assert browser.js(SOURCES_SHOWN) == [ids["sources"][3], ids["sources"][4]]
+    set_filter(browser, "q", "")
+    assert browser.js(SOURCES_SHOWN) == ids["sources"]
+    assert browser.js("document.getElementById('shown').textContent") == "5 of 6 entries"

@@ -18,7 +18,7 @@ from mcp_client import McpServer
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
 EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search",
-              "sessions", "import", "export"]
+              "sessions", "import", "export", "ingest"]
 #: Tools about the installation rather than one session's ledger (no session argument needed).
 NO_SESSION = ["doctor"]
 MAX_LINE = 4 * 1024 * 1024
@@ -136,7 +136,7 @@ def test_tools_list_offers_every_ledger_operation_with_a_required_session(server
         assert ("session" in schema["required"]) != (tool["name"] in NO_SESSION), tool["name"]
         assert tool["description"] and tool["annotations"]["openWorldHint"] is False
     writes = {t["name"] for t in tools if not t["annotations"]["readOnlyHint"]}
-    assert writes == {"apply", "pause", "resume", "import"}
+    assert writes == {"apply", "pause", "resume", "import", "ingest"}
 
 
 def test_tool_descriptions_teach_evidence_real_ids_and_the_cursor(server):
@@ -400,15 +400,15 @@ def test_the_store_option_wins_over_the_environment(tmp_path):
     assert database.startswith(str((tmp_path / "opt").resolve()) + "/")
 
 
-def test_an_installed_plugin_serves_its_codex_data_folder(tmp_path):
+def test_an_installed_plugin_serves_the_codex_store_beside_its_plugin_folders(tmp_path):
     root = tmp_path / "codex-home" / "plugins" / "cache" / "om-mkt" / "obsmem" / "1.2.3"
     (root / ".codex-plugin").mkdir(parents=True)
     (root / ".codex-plugin" / "plugin.json").write_text('{"name":"obsmem","version":"1.2.3"}')
     with McpServer(cwd=root, env={"HOME": str(tmp_path)}) as srv:
         srv.initialize()
         database = json.loads(srv.ok("status", session=SESSION))["database"]
-    data = (tmp_path / "codex-home" / "plugins" / "data" / "obsmem-om-mkt").resolve()
-    assert database.startswith(str(data) + "/")
+    store = (tmp_path / "codex-home" / "om").resolve()
+    assert database.startswith(str(store) + "/")
 
 
 def test_without_any_store_the_server_starts_and_every_tool_says_why(tmp_path):
@@ -451,18 +451,18 @@ def codex_server_env(tmp_path):
     return {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
 
-def test_the_bundled_server_command_serves_the_plugin_data_folder_with_only_home_and_path(tmp_path):
+def test_the_bundled_server_command_serves_the_codex_store_with_only_home_and_path(tmp_path):
     root = installed_plugin(tmp_path / "codex-home")
     command, cwd = bundled_command(root)
     with McpServer(command=command, cwd=cwd, env=codex_server_env(tmp_path)) as srv:
         srv.initialize()
         assert sorted(t["name"] for t in srv.request("tools/list")["result"]["tools"]) == sorted(EVERY_TOOL + NO_SESSION)
         database = json.loads(srv.ok("status", session=SESSION))["database"]
-    data = (tmp_path / "codex-home" / "plugins" / "data" / "obsmem-om-mkt").resolve()
-    assert database.startswith(str(data) + "/")
+    store = (tmp_path / "codex-home" / "om").resolve()
+    assert database.startswith(str(store) + "/")
 
 
-def test_an_installed_runtime_finds_its_data_folder_from_any_working_directory(tmp_path):
+def test_an_installed_runtime_finds_its_store_from_any_working_directory(tmp_path):
     root = installed_plugin(tmp_path / "codex-home")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -470,8 +470,8 @@ def test_an_installed_runtime_finds_its_data_folder_from_any_working_directory(t
     with McpServer(command=command, cwd=elsewhere, env=codex_server_env(tmp_path)) as srv:
         srv.initialize()
         database = json.loads(srv.ok("status", session=SESSION))["database"]
-    data = (tmp_path / "codex-home" / "plugins" / "data" / "obsmem-om-mkt").resolve()
-    assert database.startswith(str(data) + "/")
+    store = (tmp_path / "codex-home" / "om").resolve()
+    assert database.startswith(str(store) + "/")
 
 
 @pytest.mark.parametrize("layout", ["no manifest", "too shallow"])
@@ -486,3 +486,19 @@ def test_a_folder_that_only_looks_like_a_plugin_cache_never_picks_a_store(tmp_pa
         srv.initialize()
         assert srv.fail("status", session=SESSION).startswith("om: no store:")
     assert not (home / "plugins" / "data").exists()
+
+
+def test_the_reading_tools_on_a_session_the_store_has_no_ledger_of_create_nothing(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    with McpServer(store=store) as srv:
+        srv.initialize()
+        status = json.loads(srv.ok("status", session="miscopied-id"))
+        assert status["through"] == 0 and status["pending_sources"] == 0
+        assert json.loads(srv.ok("pending", session="miscopied-id")) == {"through": 0, "sources": []}
+        assert json.loads(srv.ok("view_all", session="miscopied-id")) == []
+        for tool in ("prime", "view"):
+            srv.ok(tool, session="miscopied-id")
+        srv.ok("search", session="miscopied-id", query="anything")
+        assert "no entry" in srv.fail("recall", session="miscopied-id", id="o-123")
+    assert list(store.iterdir()) == []

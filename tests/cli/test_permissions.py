@@ -55,7 +55,7 @@ def test_missing_parent_directories_of_the_store_are_created_private_too(tmp_pat
         assert mode(path) == 0o700, path
 
 
-@pytest.mark.parametrize("command", ["status", "pending", "prime", "view", "pause"])
+@pytest.mark.parametrize("command", ["pause", "resume"])
 def test_any_command_that_creates_a_ledger_creates_it_private(tmp_path, command):
     store = tmp_path / "store"
     om_with_umask(0o000, store, "s1", command)
@@ -105,3 +105,34 @@ def test_a_writer_killed_mid_transaction_leaves_a_journal_as_private_as_the_data
         holder.kill()
         holder.wait()
 
+
+
+CLIENT_HOOKS = {
+    "claude": json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]["UserPromptSubmit"],
+    "codex": json.loads((ROOT / "hooks" / "codex.json").read_text())["hooks"]["UserPromptSubmit"],
+}
+
+
+@pytest.mark.parametrize("umask", UMASKS)
+@pytest.mark.parametrize("client", list(CLIENT_HOOKS))
+def test_each_clients_hooks_keep_its_store_and_the_plugins_data_folder_private(tmp_path, client, umask):
+    # Claude Code makes the plugin's data folder itself, 0755, before the first hook runs.
+    home = tmp_path / "home"
+    data = home / "plugins" / "data" / "om-observational-memory"
+    data.mkdir(parents=True)
+    os.chmod(data, 0o755)
+    command = CLIENT_HOOKS[client][0]["hooks"][0]["command"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_", "OBSERVATIONAL"))}
+    env.update(CLAUDE_PLUGIN_ROOT=str(ROOT), CLAUDE_PLUGIN_DATA=str(data))
+    if client == "codex":
+        env.update(PLUGIN_ROOT=str(ROOT), PLUGIN_DATA=str(data))
+    payload = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "hello", "prompt_id": "p1",
+               "turn_id": "t1", "cwd": "/tmp"}
+    proc = subprocess.run(["/bin/sh", "-c", command.replace("${PLUGIN_ROOT}", str(ROOT))],
+                          input=json.dumps(payload).encode(), capture_output=True, env=env, umask=umask, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == b"", proc
+    store = home / "om"
+    assert mode(data) == 0o700 and mode(store) == 0o700
+    assert_private_session(store, "s1")
+    receipts = store / "receipts" if client == "codex" else store / "receipts" / client
+    assert mode(receipts) == 0o700 and mode(next(receipts.glob("*.json"))) == 0o600

@@ -263,7 +263,7 @@ def test_rows_written_by_a_v1_peer_are_indexed_on_the_next_search(om):
                   (json.dumps({"id": "o-" + "a" * 24, "reason": "x", "replacement_ids": []}), "o-" + "a" * 24))
     assert search(om, "gradle daemons") == []
     with sqlite3.connect(db) as c:
-        indexed = c.execute("SELECT count(*) FROM om_fts").fetchone()[0]
+        indexed = c.execute("SELECT count(*) FROM om_fts_v2").fetchone()[0]
     assert indexed == 3
 
 
@@ -280,21 +280,21 @@ def test_the_index_is_additive_and_leaves_the_v1_tables_as_they_were(om):
         added = [n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE name LIKE 'om_fts%'")]
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert before == after and rows_before == rows_after
-    assert "om_fts" in added and "om_fts_state" in added
+    assert "om_fts_v2" in added and "om_fts_v2_state" in added
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        "DROP TABLE om_fts_data",
-        "DROP TABLE om_fts_config",
-        "DROP TABLE om_fts_state",
-        "DELETE FROM om_fts_state",
-        "UPDATE om_fts_state SET value = 'garbage' WHERE key = 'sources_seq'",
-        "UPDATE om_fts_state SET value = '999' WHERE key = 'sources_count'",
-        "UPDATE om_fts_data SET block = x'deadbeef'",
-        "DELETE FROM om_fts_data",
-        "DROP TABLE om_fts_state; DROP TABLE om_fts_idx",
+        "DROP TABLE om_fts_v2_data",
+        "DROP TABLE om_fts_v2_config",
+        "DROP TABLE om_fts_v2_state",
+        "DELETE FROM om_fts_v2_state",
+        "UPDATE om_fts_v2_state SET value = 'garbage' WHERE key = 'sources_seq'",
+        "UPDATE om_fts_v2_state SET value = '999' WHERE key = 'sources_count'",
+        "UPDATE om_fts_v2_data SET block = x'deadbeef'",
+        "DELETE FROM om_fts_v2_data",
+        "DROP TABLE om_fts_v2_state; DROP TABLE om_fts_v2_idx",
     ],
 )
 def test_a_damaged_index_is_rebuilt_and_the_search_answers(om, damage):
@@ -308,7 +308,7 @@ def test_a_damaged_index_is_rebuilt_and_the_search_answers(om, damage):
     assert set(ids(search(om, "--sources", "terraform drift"))) == {sid, later}
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert c.execute("SELECT count(*) FROM om_fts WHERE om_fts MATCH 'terraform'").fetchone()[0] == 2
+        assert c.execute("SELECT count(*) FROM om_fts_v2 WHERE om_fts_v2 MATCH 'terraform'").fetchone()[0] == 2
 
 
 def test_an_import_that_rewrites_sequence_numbers_rebuilds_the_index(om, store):
@@ -329,7 +329,7 @@ def test_an_import_that_rewrites_sequence_numbers_rebuilds_the_index(om, store):
 
 def test_a_read_only_store_without_an_index_still_answers(om, store):
     sid = capture(om, "nginx returned 502 during the reload")
-    text = "Nginx reload causes brief 502s."
+    text = "Nginx reload causes brief 502 errors."
     (oid,) = observe(om, (text, sid))
     r = run_read_only(store, "search", "--sources", "nginx 502")
     assert r.returncode == 0, r
@@ -374,12 +374,12 @@ def test_catch_up_indexes_only_new_rows_and_never_rebuilds_a_sound_index(om):
     db = db_path(om)
     # A marker the ledger cannot produce: it survives only if the index is never rebuilt.
     with sqlite3.connect(db) as c:
-        c.execute("INSERT INTO om_fts(rowid, text) VALUES (999999, 'rebuildmarker')")
+        c.execute("INSERT INTO om_fts_v2(rowid, text, stems) VALUES (999999, 'rebuildmarker', 'rebuildmarker')")
     peer = peer_insert_source(db, "invoices cron moved to one in the morning")
     later = capture(om, "invoices were late once")
     for _ in range(3):
         assert set(ids(search(om, "--sources", "invoices"))) == {first, peer, later}
     with sqlite3.connect(db) as c:
-        assert c.execute("SELECT count(*) FROM om_fts WHERE om_fts MATCH 'rebuildmarker'").fetchone()[0] == 1
-        assert c.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0] == 4
-        assert dict(c.execute("SELECT key, value FROM om_fts_state"))["sources_seq"] == "3"
+        assert c.execute("SELECT count(*) FROM om_fts_v2 WHERE om_fts_v2 MATCH 'rebuildmarker'").fetchone()[0] == 1
+        assert c.execute("SELECT count(*) FROM om_fts_v2_docsize").fetchone()[0] == 4
+        assert dict(c.execute("SELECT key, value FROM om_fts_v2_state"))["sources_seq"] == "3"

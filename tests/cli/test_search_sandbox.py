@@ -30,10 +30,10 @@ def observe(store, text, source_id):
 def index_state(store):
     db = om(store, "status").json["database"]
     with sqlite3.connect(db) as c:
-        if not c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'om_fts_state'").fetchone()[0]:
+        if not c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'om_fts_v2_state'").fetchone()[0]:
             return None
-        state = dict(c.execute("SELECT key, value FROM om_fts_state"))
-        state["documents"] = c.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
+        state = dict(c.execute("SELECT key, value FROM om_fts_v2_state"))
+        state["documents"] = c.execute("SELECT count(*) FROM om_fts_v2_docsize").fetchone()[0]
         return state
 
 

@@ -2,14 +2,12 @@
 
 import json
 import os
-import pty
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, RUNTIME_ARGV, run_om, run_read_only
-from sessions_support import age, database, hook, om_json, session_with_memory, start, v1_tables
+from conftest import ROOT, RUNTIME_ARGV, run_om, run_on_a_terminal, run_read_only
+from sessions_support import age, database, holding_the_lock, hook, om_json, session_with_memory, start, v1_tables
 
 
 @pytest.fixture
@@ -221,16 +219,7 @@ def test_remove_without_a_terminal_needs_yes_and_changes_nothing(store, project)
 
 
 def _remove_on_a_terminal(store, session, answer):
-    main, replica = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
-    env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "sessions", "--remove", session],
-                            stdin=replica, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    os.close(replica)
-    os.write(main, answer.encode() + b"\n")
-    out, err = proc.communicate(timeout=60)
-    os.close(main)
-    return proc.returncode, out.decode(), err.decode()
+    return run_on_a_terminal(("--store", store, "sessions", "--remove", session), answer)
 
 
 def test_remove_on_a_terminal_asks_and_only_yes_removes(store, project):
@@ -246,21 +235,11 @@ def test_remove_on_a_terminal_asks_and_only_yes_removes(store, project):
 def test_remove_refuses_while_another_process_holds_the_ledger_lock(store, project):
     session_with_memory(store, "busy", project, "In use.")
     path = database(store, "busy")
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sqlite3, sys, time\n"
-         f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
-         "c.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with holding_the_lock(path):
         before = v1_tables(path)
         r = run_om("--store", store, "sessions", "--remove", "busy", "-y")
         assert r.returncode == 67 and "in use" in r.stderr and len(r.stderr.splitlines()) == 1
         assert path.exists() and v1_tables(path) == before
-    finally:
-        holder.kill()
-        holder.wait()
     assert run_om("--store", store, "sessions", "--remove", "busy", "-y").returncode == 0
 
 
@@ -282,3 +261,114 @@ def test_a_damaged_session_can_still_be_removed(store, project):
     r = run_om("--store", store, "sessions", "--remove", "damaged", "-y")
     assert r.returncode == 0, r
     assert not path.parent.exists()
+
+
+# -- retention: --prune --inactive-for DAYS ------------------------------------------------------
+
+
+def _prune(store, *args):
+    return run_om("--store", store, "sessions", "--prune", *args)
+
+
+def _aged_store(store, project, tmp_path):
+    other = tmp_path / "elsewhere"
+    other.mkdir(exist_ok=True)
+    for session, cwd in (("old", project), ("old-elsewhere", other), ("recent", project)):
+        session_with_memory(store, session, cwd, f"Fact of {session}.")
+    age(store, "old", "2020-01-01T00:00:00Z")
+    age(store, "old-elsewhere", "2020-02-01T00:00:00Z")
+
+
+def test_prune_removes_exactly_the_sessions_inactive_for_longer_and_nothing_else(store, project, tmp_path):
+    _aged_store(store, project, tmp_path)
+    recent = v1_tables(database(store, "recent"))
+    directories = {s: database(store, s).parent for s in ("old", "old-elsewhere")}
+    r = _prune(store, "--inactive-for", "30", "-y")
+    assert r.returncode == 0, r
+    assert sorted(row["session"] for row in r.json["pruned"]) == ["old", "old-elsewhere"]
+    assert r.json["in_use"] == [] and "2020-02-01T00:00:00Z" < r.json["before"] and r.json["before"].endswith("Z")
+    assert not any(d.exists() for d in directories.values())
+    assert [row["session"] for row in listing(store)["sessions"]] == ["recent"]
+    assert v1_tables(database(store, "recent")) == recent
+    assert not [n for n in os.listdir(store) if n.startswith(".om-removed-")]
+
+
+def test_prune_with_a_project_keeps_the_other_projects_sessions(store, project, tmp_path):
+    _aged_store(store, project, tmp_path)
+    r = _prune(store, "--inactive-for", "30", "--project", str(project / "src"), "-y")
+    assert r.returncode == 0, r
+    assert [row["session"] for row in r.json["pruned"]] == ["old"]
+    assert sorted(row["session"] for row in listing(store)["sessions"]) == ["old-elsewhere", "recent"]
+
+
+def test_a_prune_dry_run_lists_and_a_prune_without_yes_off_a_terminal_refuses(store, project, tmp_path):
+    _aged_store(store, project, tmp_path)
+    before = {s: v1_tables(database(store, s)) for s in ("old", "old-elsewhere", "recent")}
+    dry = _prune(store, "--inactive-for", "30", "--dry-run")
+    assert dry.returncode == 0 and dry.json["dry_run"] is True, dry
+    assert sorted(row["session"] for row in dry.json["pruned"]) == ["old", "old-elsewhere"]
+    refused = _prune(store, "--inactive-for", "30")
+    assert refused.returncode == 64 and "-y" in refused.stderr and refused.stdout == ""
+    assert {s: v1_tables(database(store, s)) for s in before} == before
+    # Nothing that old: nothing to ask about.
+    assert _prune(store, "--inactive-for", "10000").json["pruned"] == []
+
+
+def test_prune_leaves_a_session_another_process_holds_and_removes_the_rest(store, project, tmp_path):
+    _aged_store(store, project, tmp_path)
+    path = database(store, "old")
+    with holding_the_lock(path):
+        r = _prune(store, "--inactive-for", "30", "-y")
+        assert r.returncode == 0, r
+        assert r.json["in_use"] == ["old"] and [row["session"] for row in r.json["pruned"]] == ["old-elsewhere"]
+        assert "kept old: in use" in r.stderr and path.exists()
+    assert [row["session"] for row in _prune(store, "--inactive-for", "30", "-y").json["pruned"]] == ["old"]
+
+
+@pytest.mark.parametrize("args,code", [
+    (("--prune",), 64), (("--prune", "--inactive-for", "0"), 65), (("--inactive-for", "3"), 64),
+    (("--prune", "--inactive-for", "3", "--remove", "x"), 64), (("--dry-run",), 64),
+    (("--prune", "--inactive-for", "3", "--json"), 64),
+])
+def test_bad_prune_arguments_are_one_line_errors(store, project, args, code):
+    session_with_memory(store, "a", project, "Fact.")
+    r = run_om("--store", store, "sessions", *args)
+    assert r.returncode == code and r.stdout == "" and len(r.stderr.splitlines()) == 1, (args, r)
+
+
+@pytest.mark.slow
+def test_prune_killed_at_random_moments_leaves_each_session_whole_or_gone(store, project, tmp_path):
+    import random
+    import shutil
+    import signal
+    import time
+
+    template = tmp_path / "template"
+    for i in range(12):
+        session_with_memory(template, f"old-{i}", project, f"Fact {i}.")
+        age(template, f"old-{i}", "2020-01-01T00:00:00Z")
+    whole = {f"old-{i}": v1_tables(database(template, f"old-{i}")) for i in range(12)}
+    argv = [*RUNTIME_ARGV, "--store", str(store), "sessions", "--prune", "--inactive-for", "30", "-y"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    shutil.copytree(template, store)
+    started = time.monotonic()
+    assert subprocess.run(argv, env=env, capture_output=True).returncode == 0
+    duration = time.monotonic() - started
+    rng = random.Random(3)
+    seen = set()
+    for _ in range(20):
+        shutil.rmtree(store)
+        shutil.copytree(template, store)
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0, duration * 1.2))
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+        left = {row["session"] for row in listing(store)["sessions"]}
+        assert listing(store)["skipped"] == []
+        for session in left:
+            assert v1_tables(database(store, session)) == whole[session]
+        seen.add(len(left))
+        # The next prune finishes the job, leftovers of the killed one included.
+        assert subprocess.run(argv, env=env, capture_output=True).returncode == 0
+        assert os.listdir(store) == [] or not [n for n in os.listdir(store) if n.startswith(("session-", ".om-"))]
+    assert len(seen) > 1, seen  # the kills landed at different points of the run

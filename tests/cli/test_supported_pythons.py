@@ -146,12 +146,13 @@ def test_the_registered_codex_hook_captures_real_payloads_without_heavy_imports(
         response = _respond(event, proc.stdout.decode())
         if event == "SessionStart":
             assert "Ledger command" in response["hookSpecificOutput"]["additionalContext"]
-    _assert_captured(_pending([python, "-I", "-S", str(PLUGIN / "bin" / "om")], data, session, env))
+    # The store is the client's own, beside the plugin folders (tmp_path plays CODEX_HOME).
+    _assert_captured(_pending([python, "-I", "-S", str(PLUGIN / "bin" / "om")], tmp_path / "om", session, env))
 
     # The same runtime, one more event, with its imports listed: the fence held.
     event = dict(payloads(session)[2][1], tool_use_id="call-2")
-    proc = subprocess.run([python, "-I", "-S", "-X", "importtime", str(PLUGIN / "bin" / "om"), "--store", str(data),
-                           "hook", "--client", "codex"], input=json.dumps(event).encode(), capture_output=True,
+    proc = subprocess.run([python, "-I", "-S", "-X", "importtime", str(PLUGIN / "bin" / "om"), "hook", "--client",
+                           "codex", "--plugin-data", str(data)], input=json.dumps(event).encode(), capture_output=True,
                           env=env, timeout=60)
     assert proc.returncode == 0, proc
     loaded = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()

@@ -62,12 +62,12 @@ def test_import_refuses_a_source_session_folder_that_is_a_symlink(om, tmp_path):
 
 @pytest.mark.parametrize("link", ["session folder", "database file"])
 def test_the_hook_fails_open_on_a_symlinked_session_and_writes_nothing_there(tmp_path, link):
-    hook = Hook(tmp_path / "plugins" / "data" / "om-observational-memory")
+    hook = Hook(tmp_path / "plugins" / "data" / "om-observational-memory", tmp_path / "om")
     if link == "session folder":
-        target = _linked_session_dir(hook.data, SESSION, tmp_path)
+        target = _linked_session_dir(hook.store, SESSION, tmp_path)
         written = lambda: sorted(os.listdir(target))  # noqa: E731
     else:
-        target = _linked_database(hook.data, SESSION, tmp_path)
+        target = _linked_database(hook.store, SESSION, tmp_path)
         written = lambda: target.exists()  # noqa: E731
     before = written()
     for payload in (start(), prompt("hi"), tool("ls"), stop("bye")):

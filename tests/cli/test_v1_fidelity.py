@@ -24,7 +24,7 @@ LIMIT = 4_000_000
 
 @pytest.fixture
 def hook(tmp_path):
-    return Hook(tmp_path / "plugins" / "data" / "om-observational-memory")
+    return Hook(tmp_path / "plugins" / "data" / "om-observational-memory", tmp_path / "om")
 
 
 def canonical(value):
@@ -110,6 +110,32 @@ def test_every_redacted_secret_becomes_v1s_marker_so_the_source_id_is_v1s(om, se
     assert sid == v1_id("s-", ["user", "k", stored])
 
 
+# The texts where om's versions of v1's patterns once differed from v1's, with what v1 stores.
+V1_REDACTION_EDGES = [
+    ("Bearer abc=def", f"{CREDENTIAL}def"),
+    ("xBearer abc123", "xBearer abc123"),
+    ("sk-abcdefghijklmnop-", f"{CREDENTIAL}-"),
+    ("see sk-abcdefghijklmnop_- now", f"see {CREDENTIAL}- now"),
+    ("-----BEGIN rsa PRIVATE KEY-----\nMIIEow\n-----END rsa PRIVATE KEY-----", CREDENTIAL),
+]
+
+
+@pytest.mark.parametrize("text,stored", V1_REDACTION_EDGES)
+@pytest.mark.parametrize("kind", ["user", "tool"])
+def test_each_edge_of_v1s_three_patterns_is_stored_as_v1_stores_it_under_v1s_id(om, text, stored, kind):
+    sid = capture(om, text, kind=kind)
+    assert sid == v1_id("s-", [kind, "k", stored])
+    assert om("recall", sid).json["sources"][0]["text"] == stored
+
+
+@pytest.mark.parametrize("text,stored", V1_REDACTION_EDGES)
+def test_each_edge_in_an_observation_gets_v1s_entry_id(om, text, stored):
+    sid = capture(om, "evidence")
+    receipt = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": text, "source_ids": [sid]}]})).json
+    assert receipt["observations"] == [v1_id("o-", [stored.strip(), [sid], "medium"])]
+
+
 def test_a_private_key_block_becomes_one_credential_marker(om):
     text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\nend"
     sid = capture(om, text)
@@ -153,12 +179,26 @@ def test_a_hook_event_over_4000000_bytes_fails_open_and_one_at_the_limit_is_capt
 # -- 5. importance "" --------------------------------------------------------------------------------------
 
 
-def test_an_empty_importance_is_invalid_and_rolls_back_the_whole_checkpoint(om):
+def test_an_empty_importance_is_medium_with_the_id_of_an_omitted_one(om):
+    sid = capture(om, "evidence")
+    receipt = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "Empty importance.", "importance": "", "source_ids": [sid]}]})).json
+    (oid,) = receipt["observations"]
+    assert oid == v1_id("o-", ["Empty importance.", [sid], "medium"])
+    assert om("recall", oid).json["entry"]["importance"] == "medium"
+    # Leaving it out names the same entry: nothing new.
+    again = om("apply", input=json.dumps({"through": 1, "observations": [
+        {"text": "Empty importance.", "source_ids": [sid]}]})).json
+    assert again["observations"] == [oid] and len(om("view", "--all").json) == 1
+
+
+@pytest.mark.parametrize("importance", [" ", "Medium", "none", "urgent"])
+def test_an_unknown_importance_is_invalid_and_rolls_back_the_whole_checkpoint(om, importance):
     sid = capture(om, "evidence")
     before = unchanged(om)
     r = om("apply", input=json.dumps({"through": 1, "observations": [
         {"text": "Fine.", "source_ids": [sid]},
-        {"text": "Empty importance.", "importance": "", "source_ids": [sid]}]}))
+        {"text": "Unknown importance.", "importance": importance, "source_ids": [sid]}]}))
     one_line_failure(r, 65)
     assert "observations[1] importance" in r.stderr
     assert unchanged(om) == before
@@ -301,12 +341,17 @@ def test_number_literals_are_kept_exactly_in_a_small_event(hook):
 # -- a session id under which nothing was captured --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [("prime",), ("view",), ("view", "--all"), ("search", "anything")])
-def test_reading_a_session_with_nothing_captured_says_so_and_names_the_sessions_command(om, args):
+@pytest.mark.parametrize("args", [("prime",), ("view",), ("view", "--all"), ("search", "anything"), ("status",),
+                                  ("pending",)])
+def test_reading_a_session_with_nothing_captured_says_so_creates_nothing_and_names_the_sessions_command(om, args):
+    capture(om, "the store holds another session")
+    before = sorted(os.listdir(om.store))
     r = om(*args, session="miscopied-id")
     assert r.returncode == 0, r
     (line,) = r.stderr.splitlines()
-    assert "nothing has been captured" in line and "sessions" in line and "--store" in line
+    assert line.startswith('om: no ledger for session "miscopied-id" in store ') and "nothing was created" in line
+    assert "sessions" in line and "--store" in line
+    assert sorted(os.listdir(om.store)) == before
     if args == ("prime",):
         assert "nothing has been captured" in r.stdout.split("\n# om view")[0]
     named = line.split("check the id (", 1)[1].rsplit(" lists the store's sessions)", 1)[0]
@@ -327,7 +372,22 @@ def test_the_sessions_command_a_miscopied_id_notice_names_runs_as_written_where_
 def test_recall_on_a_session_with_nothing_captured_fails_with_the_notice_on_its_one_line(om):
     r = om("recall", "o-123", session="miscopied-id")
     one_line_failure(r, 66)
-    assert "no entry o-123" in r.stderr and "nothing has been captured" in r.stderr
+    assert "no entry o-123" in r.stderr and "no ledger for session" in r.stderr
+    assert not om.store.exists()
+
+
+def test_exporting_a_session_with_no_ledger_fails_and_creates_nothing(om):
+    capture(om, "another session")
+    before = sorted(os.listdir(om.store))
+    one_line_failure(om("export", "--format", "md", session="miscopied-id"), 66)
+    assert sorted(os.listdir(om.store)) == before
+
+
+def test_an_empty_ledger_another_implementation_made_still_gets_the_nothing_captured_notice(om):
+    om.setup("pause")
+    om.setup("resume")
+    r = om("prime")
+    assert r.returncode == 0 and "nothing has been captured" in r.stderr and "nothing has been captured" in r.stdout
 
 
 def test_a_session_with_evidence_gets_no_such_notice(om):

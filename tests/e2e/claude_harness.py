@@ -95,7 +95,10 @@ class ClaudeHome:
             d.mkdir(parents=True)
         self.marketplace_dir = marketplace_dir
         self.mock = mock
+        # The folder Claude Code hands the plugin (CLAUDE_PLUGIN_DATA, deleted with it), and the
+        # store beside the plugin folders where the hooks and the MCP server keep the memory.
         self.data_dir = self.config / "plugins" / "data" / f"{PLUGIN}-{MARKETPLACE}"
+        self.store = self.config / "om"
 
     def env(self, extra=None):
         env = {k: v for k, v in os.environ.items()
@@ -169,7 +172,7 @@ class ClaudeHome:
         return Run(proc.returncode, events, proc.stderr)
 
     def sessions(self):
-        return sorted(self.data_dir.glob("session-*")) if self.data_dir.is_dir() else []
+        return sorted(self.store.glob("session-*")) if self.store.is_dir() else []
 
 
 def om(store, session, *args, input=None):

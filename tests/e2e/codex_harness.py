@@ -191,7 +191,10 @@ class CodexHome:
         self.bwrap = bwrap
         self.marketplace_dir = marketplace_dir
         self.model = model
+        # The folder Codex hands the plugin (PLUGIN_DATA), and the store beside the plugin
+        # folders where the hooks and the MCP server keep the memory.
         self.data_dir = self.home / "plugins" / "data" / f"{PLUGIN}-{MARKETPLACE}"
+        self.store = self.home / "om"
 
     def env(self, extra=None):
         env = {k: v for k, v in os.environ.items()
@@ -330,11 +333,13 @@ class CodexHome:
         self.plugin_root = self.home / plugin_root
         return self
 
-    def exec(self, prompt, *args, env=None, timeout=120, interrupt_after=None, resume=None):
-        """Run one `codex exec` turn; return (returncode, --json events, stderr)."""
+    def exec(self, prompt, *args, env=None, timeout=120, interrupt_after=None, resume=None, fork=None):
+        """Run one `codex exec` turn (of a resumed or forked thread); return (returncode, --json events, stderr)."""
         cmd = [self.codex, "exec"]
         if resume:
             cmd += ["resume", resume]
+        if fork:
+            cmd += ["fork", fork]
         cmd += ["--skip-git-repo-check", "--json", *args, prompt]
         proc = subprocess.Popen(cmd, env=self.env(env), cwd=self.work, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -357,9 +362,24 @@ class CodexHome:
                 pass
         return proc.returncode, events, err
 
+    def untrust_hooks(self):
+        """Take the hook trust entries out of config.toml (as before the user's hook review); return them."""
+        kept, dropped, into = [], [], None
+        for line in (self.home / "config.toml").read_text().splitlines(True):
+            if line.startswith("["):
+                into = dropped if line.startswith("[hooks.state.") else kept
+            (into if into is not None else kept).append(line)
+        (self.home / "config.toml").write_text("".join(kept))
+        return "".join(dropped)
+
+    def trust_again(self, entries):
+        """Put back what untrust_hooks took out."""
+        with open(self.home / "config.toml", "a") as fh:
+            fh.write("\n" + entries)
+
     def sessions(self):
         """Session directories the plugin's hooks created in their store."""
-        return sorted(self.data_dir.glob("session-*")) if self.data_dir.is_dir() else []
+        return sorted(self.store.glob("session-*")) if self.store.is_dir() else []
 
 
 def agent_messages(events):

@@ -36,8 +36,9 @@ def one_command_model(request):
 def doctor(home):
     """(doctor --json report, doctor text) of the installed plugin's runtime for `home`."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OM_", "CODEX_", "OBSERVATIONAL_MEMORY", "PLUGIN_", "PYTHON"))}
-    env["CODEX_HOME"] = str(home.home)
+           if not k.startswith(("OM_", "CODEX_", "OBSERVATIONAL_MEMORY", "PLUGIN_", "PYTHON", "CLAUDE"))}
+    # A Codex-only user: their home has no Claude Code configuration.
+    env.update(CODEX_HOME=str(home.home), HOME=str(home.base / "home"))
     env["PATH"] = os.path.dirname(home.codex) + os.pathsep + env.get("PATH", "")
     launcher = [sys.executable, str(home.plugin_root / "bin" / "om"), "doctor"]
     data = subprocess.run(launcher + ["--json"], env=env, capture_output=True, text=True, timeout=60)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from agent_moves import json_in, marker_checkpoint
+from broken_stores import BREAKAGES, assert_left_as_broken, break_store
 from claude_harness import (  # noqa: F401 (fixtures)
     MCP_PREFIX,
     STOP_CONTEXT,
@@ -29,6 +30,7 @@ from claude_harness import (  # noqa: F401 (fixtures)
     session_in,
 )
 from claude_mock import say, shell, tool_call
+from raw_bytes import files_holding
 
 pytestmark = pytest.mark.e2e
 
@@ -94,7 +96,7 @@ def checkpointing_model(marker_command, observation, via="shell", final="Printed
 
 def sources(home, session, store=None):
     """Every captured source, read from the ledger file (its v1 format is part of the contract)."""
-    database = ledger(store or home.data_dir, session, "status")["database"]
+    database = ledger(store or home.store, session, "status")["database"]
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
         return [json.loads(body) for (body,) in conn.execute("SELECT body FROM sources ORDER BY seq")]
 
@@ -143,7 +145,7 @@ def test_the_installed_plugin_captures_the_prompt_the_tool_result_and_the_reply(
     # One model request for the tool call and one for the reply: no checkpoint was due yet.
     assert len(home.mock.requests) == 2
     # The one hooks file ran once per event, as the Claude Code client (Codex keeps its receipts apart).
-    receipts = home.data_dir / "receipts"
+    receipts = home.store / "receipts"
     assert not (receipts / "claude" / "PostToolUseFailure.json").exists()  # no tool failed
     for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
         assert json.loads((receipts / "claude" / f"{event}.json").read_text())["runs"] == 1, event
@@ -160,10 +162,10 @@ def test_one_checkpoint_continuation_per_turn_writes_a_cited_observation(claude,
     session = run.session_id
     assert run.assistant_texts()[-1] == "Checkpoint done."
 
-    entries = ledger(home.data_dir, session, "view", "--all")
+    entries = ledger(home.store, session, "view", "--all")
     assert [e["text"] for e in entries] == [observation]
     assert entries[0]["importance"] == "high"
-    (cited,) = ledger(home.data_dir, session, "recall", entries[0]["id"])["sources"]
+    (cited,) = ledger(home.store, session, "recall", entries[0]["id"])["sources"]
     assert cited["kind"] == "tool" and "marker-7f3a" in cited["text"]
 
     requests = home.mock.requests
@@ -182,7 +184,7 @@ def test_one_checkpoint_continuation_per_turn_writes_a_cited_observation(claude,
     assert "Printed the marker." in texts and "Checkpoint done." in texts
     assert not any('"pending"' in t or " pending" in t or "apply" in t for t in texts[1:] if "marker-7f3a" not in t)
     assert len([s for s in captured if s["kind"] == "tool"]) == 1
-    status = ledger(home.data_dir, session, "status")
+    status = ledger(home.store, session, "status")
     assert status["pending_sources"] == 1  # the reply after the checkpoint pass
 
 
@@ -204,7 +206,7 @@ def test_after_auto_compaction_the_session_start_pointer_and_prime_restore_the_m
     run = home.run("Print the marker with the shell", env=dict(CHECKPOINT_ENV, CLAUDE_AUTOCOMPACT_PCT_OVERRIDE="10"))
     assert run.returncode == 0, run
     session = run.session_id
-    assert ledger(home.data_dir, session, "view", "--all")[0]["text"] == observation
+    assert ledger(home.store, session, "view", "--all")[0]["text"] == observation
 
     requests = home.mock.requests
     compaction = next(i for i, r in enumerate(requests) if r.is_compaction)
@@ -233,25 +235,13 @@ def test_a_pause_prompt_stops_capture_but_explicit_capture_still_works(claude):
 
     run = home.run("and print it once more", env=CHECKPOINT_ENV, resume=session)
     assert run.returncode == 0, run
-    status = ledger(home.data_dir, session, "status")
+    status = ledger(home.store, session, "status")
     assert status["paused"] is True and status["pending_sources"] == 0 and status["through"] == 0
     assert not any(CHECKPOINT_MARK in r.raw for r in home.mock.requests)
 
     note = json.dumps({"kind": "user", "text": "Remember: explicit note while paused.", "key": "manual"})
-    source_id = ledger(home.data_dir, session, "capture", input=note)["source_id"]
-    assert [s["id"] for s in ledger(home.data_dir, session, "pending")["sources"]] == [source_id]
-
-
-BREAKAGES = {
-    "the plugin data folder is a regular file": lambda data: data.write_text("not a directory"),
-    "the remembered interpreter exits 2": lambda data: (
-        data.mkdir(parents=True),
-        (data / "fake-python").write_text(f"#!/bin/sh\necho ran >> '{data}/fake-python.log'\n"
-                                          "echo 'cannot open file' >&2\nexit 2\n"),
-        (data / "fake-python").chmod(0o755),
-        (data / ".om-python").write_text(f"{data / 'fake-python'}\n"),
-    ),
-}
+    source_id = ledger(home.store, session, "capture", input=note)["source_id"]
+    assert [s["id"] for s in ledger(home.store, session, "pending")["sources"]] == [source_id]
 
 
 @pytest.mark.parametrize("how", list(BREAKAGES))
@@ -263,8 +253,7 @@ def test_a_broken_store_never_breaks_the_claude_turn(claude, how):
 
     home = claude(script)
     home.setup()
-    home.data_dir.parent.mkdir(parents=True, exist_ok=True)
-    BREAKAGES[how](home.data_dir)
+    break_store(home, how)
     run = home.run("Print still-working with the shell", env=CHECKPOINT_ENV)
     assert run.returncode == 0, run
     assert run.assistant_texts() == ["Finished despite the memory store."]
@@ -274,11 +263,7 @@ def test_a_broken_store_never_breaks_the_claude_turn(claude, how):
     assert "Print still-working with the shell" in requests[0].raw
     assert "still-working" in json.dumps(requests[1].tool_results())
     assert not any(CHECKPOINT_MARK in r.raw for r in requests)
-    if home.data_dir.is_dir():  # the hooks did run, and their exit 2 blocked nothing
-        assert len((home.data_dir / "fake-python.log").read_text().split()) >= 4
-        assert not list(home.data_dir.glob("session-*"))
-    else:  # the file where the store should be is left as it was
-        assert home.data_dir.read_text() == "not a directory"
+    assert_left_as_broken(home, how)
 
 
 def test_after_one_real_claude_turn_doctor_reports_plugin_hooks_mcp_and_capture_ok(claude):
@@ -301,7 +286,7 @@ def test_after_one_real_claude_turn_doctor_reports_plugin_hooks_mcp_and_capture_
                  "claude.capture.UserPromptSubmit", "claude.capture.PostToolUse", "claude.capture.Stop"):
         assert status[name]["status"] == "ok", status[name]
     assert "installed and enabled" in status["claude.plugin"]["finding"]
-    assert "starts and lists" in status["claude.mcp"]["finding"] and str(home.data_dir) in status["claude.mcp"]["finding"]
+    assert "starts and lists" in status["claude.mcp"]["finding"] and str(home.store) in status["claude.mcp"]["finding"]
     assert " ok in " in status["claude.capture.Stop"]["finding"]
     # Doctor only listed the tools: the one session in the store is the one the turn made.
     assert len(home.sessions()) == 1
@@ -394,7 +379,7 @@ def test_with_the_sandbox_enabled_the_mcp_tools_apply_where_the_shell_cannot(cla
         assert json_in(shell_apply)["through"] == json_in(pending)["through"]
     else:
         assert "readonly database" in shell_apply and '"through"' not in shell_apply
-    assert ledger(home.data_dir, run.session_id, "status")["last_checkpoint_at"]
+    assert ledger(home.store, run.session_id, "status")["last_checkpoint_at"]
 
 
 def test_claude_plugin_validate_accepts_the_marketplace_and_the_plugin(claude):
@@ -448,5 +433,26 @@ def test_a_failed_tool_call_is_captured_as_evidence(claude):
     assert [s["kind"] for s in captured] == ["user", "tool", "assistant"]
     tool = captured[1]["text"]
     assert "failing-77" in tool and "broken-pipe-88" in tool and "3" in tool
-    receipt = json.loads((home.data_dir / "receipts" / "claude" / "PostToolUseFailure.json").read_text())
+    receipt = json.loads((home.store / "receipts" / "claude" / "PostToolUseFailure.json").read_text())
     assert receipt["outcome"] == "ok" and receipt["runs"] == 1
+
+
+def test_a_private_span_never_reaches_the_ledger_and_forgotten_tool_output_leaves_no_byte(claude):
+    def script(request):
+        if not request.tool_results():
+            return shell("echo token-Kestrel-2207")
+        return say("Printed the token.")
+
+    home = claude(script)
+    home.setup()
+    run = home.run("Print the token with the shell <private>my pin is Heron-8812</private> and say so")
+    assert run.returncode == 0, run
+    session = run.session_id
+    captured = sources(home, session)
+    assert captured[0]["text"] == "Print the token with the shell [PRIVATE] and say so"
+    assert any("token-Kestrel-2207" in s["text"] for s in captured if s["kind"] == "tool")
+    assert files_holding(home.store, "Heron-8812") == []
+
+    report = ledger(home.store, session, "forget", "--text", "token-Kestrel-2207", "-y")
+    assert report["sessions"][0]["occurrences"] >= 1 and report["remaining"] == []
+    assert files_holding(home.store, "token-Kestrel-2207") == []

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from agent_moves import json_in, marker_checkpoint
+from broken_stores import BREAKAGES, assert_left_as_broken, break_store
 from codex_harness import BWRAP, agent_messages, bwrap, codex, codex_bin, marketplace, om, thread_id  # noqa: F401 (fixtures)
 from mock_model import say, shell
+from raw_bytes import files_holding
 
 pytestmark = pytest.mark.e2e
 
@@ -78,14 +80,14 @@ def skill_description():
 
 def ledger(home, session, *args, input=None):
     """Parsed JSON output of a successful ledger command."""
-    result = om(home.data_dir, session, *args, input=input)
+    result = om(home.store, session, *args, input=input)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
 def workspace_write(home, writable_store):
     """The sandbox a careful user runs: only the workspace, plus the store when granted."""
-    roots = json.dumps([str(home.data_dir)] if writable_store else [])
+    roots = json.dumps([str(home.store)] if writable_store else [])
     return ("\n[sandbox_workspace_write]\n"
             f"writable_roots = {roots}\n"
             "exclude_slash_tmp = true\n"
@@ -232,23 +234,6 @@ def test_an_interrupted_turn_leaves_its_evidence_pending_for_the_next_session(co
     assert "prime" in context
 
 
-BREAKAGES = {
-    "the store path is a regular file": lambda data: data.write_text("not a directory"),
-    "the remembered interpreter exits 2": lambda data: (
-        data.mkdir(parents=True),
-        (data / "fake-python").write_text(f"#!/bin/sh\necho ran >> '{data}/fake-python.log'\n"
-                                          "echo 'cannot open file' >&2\nexit 2\n"),
-        (data / "fake-python").chmod(0o755),
-        (data / ".om-python").write_text(f"{data / 'fake-python'}\n"),
-    ),
-}
-
-
-def _break_store(home, how):
-    home.data_dir.parent.mkdir(parents=True, exist_ok=True)
-    BREAKAGES[how](home.data_dir)
-
-
 def test_a_broken_store_never_breaks_the_codex_turn(codex):
     for how in BREAKAGES:
         def script(request):
@@ -258,7 +243,7 @@ def test_a_broken_store_never_breaks_the_codex_turn(codex):
 
         home = codex(script)
         home.setup()
-        _break_store(home, how)
+        break_store(home, how)
         rc, events, err = home.exec("Print still-working with the shell", env=CHECKPOINT_ENV)
         assert rc == 0, (how, err[-2000:])
         assert agent_messages(events) == ["Finished despite the memory store."], how
@@ -267,8 +252,25 @@ def test_a_broken_store_never_breaks_the_codex_turn(codex):
         assert "Print still-working with the shell" in requests[0].raw, how
         assert "still-working" in json.dumps(requests[1].tool_outputs()), how
         assert not any(HOOK_PROMPT in r.raw for r in requests), how
-        if home.data_dir.is_dir():  # the hooks did run, and their exit 2 blocked nothing
-            assert len((home.data_dir / "fake-python.log").read_text().split()) >= 4, how
-            assert not list(home.data_dir.glob("session-*")), how  # no ledger was written
-        else:  # the file where the store should be is left as it was
-            assert home.data_dir.read_text() == "not a directory", how
+        assert_left_as_broken(home, how)
+
+
+def test_a_private_span_never_reaches_the_ledger_and_forgotten_tool_output_leaves_no_byte(codex):
+    def script(request):
+        if not request.tool_outputs():
+            return shell("echo token-Kestrel-2207")
+        return say("Printed the token.")
+
+    home = codex(script)
+    home.setup()
+    rc, events, err = home.exec("Print the token with the shell <private>my pin is Heron-8812</private> and say so")
+    assert rc == 0, err[-2000:]
+    session = thread_id(events)
+    captured = ledger(home, session, "pending")["sources"]
+    assert captured[0]["text"] == "Print the token with the shell [PRIVATE] and say so"
+    assert any("token-Kestrel-2207" in s["text"] for s in captured if s["kind"] == "tool")
+    assert files_holding(home.store, "Heron-8812") == []
+
+    report = ledger(home, session, "forget", "--text", "token-Kestrel-2207", "-y")
+    assert report["sessions"][0]["occurrences"] >= 1 and report["remaining"] == []
+    assert files_holding(home.store, "token-Kestrel-2207") == []

@@ -80,7 +80,7 @@ def test_a_second_run_in_the_same_workspace_is_pointed_at_the_first_imports_it_a
 
     status = ledger(home, second, "status")
     assert status["imported_from"]["session"] == first and status["active"]["observations"] == 1
-    listing = json.loads(om(home.data_dir, second, "sessions", "--json").stdout)
+    listing = json.loads(om(home.store, second, "sessions", "--json").stdout)
     rows = {r["session"]: r for r in listing["sessions"]}
     assert rows[first]["project"] == rows[second]["project"] == str(home.work.resolve())
     assert shlex.split(ledger_command_in(pointer))[-1] == second

@@ -114,15 +114,15 @@ def test_in_the_default_sandbox_the_mcp_tools_checkpoint_where_the_shell_command
     # (the hook created the ledger; the sandboxed shell gets SQLite's read-only refusal)
     assert "Process exited with code 74" in seen["shell_apply"], seen
     assert "read-only" in seen["shell_apply"].lower() or "readonly" in seen["shell_apply"].lower(), seen
-    # The MCP server wrote the checkpoint into the plugin data folder.
+    # The MCP server wrote the checkpoint into the store.
     receipt = json_in(seen["mcp_apply"])
     assert receipt["through"] == seen["pending"]["through"] and len(receipt["observations"]) == 1
 
-    result = om(home.data_dir, session, "view", "--all")
+    result = om(home.store, session, "view", "--all")
     assert result.returncode == 0, result.stderr
     (entry,) = json.loads(result.stdout)
     assert entry["text"] == observation and entry["id"] == receipt["observations"][0]
-    recalled = json.loads(om(home.data_dir, session, "recall", entry["id"]).stdout)
+    recalled = json.loads(om(home.store, session, "recall", entry["id"]).stdout)
     assert [s["kind"] for s in recalled["sources"]] == ["tool"]
     assert "marker-9b1d" in recalled["sources"][0]["text"]
     # The model's calls of om's own tools are not captured as new evidence.
@@ -131,7 +131,7 @@ def test_in_the_default_sandbox_the_mcp_tools_checkpoint_where_the_shell_command
 
 
 def _sources(home, session):
-    database = json.loads(om(home.data_dir, session, "status").stdout)["database"]
+    database = json.loads(om(home.store, session, "status").stdout)["database"]
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
         return [json.loads(body) for (body,) in conn.execute("SELECT body FROM sources ORDER BY seq")]
 

@@ -389,14 +389,67 @@ def test_self_install_over_an_existing_install_keeps_the_old_version_as_previous
     assert installed.run("self", "rollback").stdout == "om: rolled back 1.1.0 → 1.0.0\n"
 
 
-def test_self_install_names_the_pyz_extraction_it_leaves_and_the_install_runs_without_it(tmp_path):
-    import shutil
-
+def test_self_install_removes_the_pyz_extraction_it_ran_from_and_earlier_ones_and_the_install_runs(tmp_path):
     inst = Install(tmp_path, None)
+    earlier = tmp_path / "shiv" / "om-0.9.0.pyz_0123abcd"
+    (earlier / "site-packages").mkdir(parents=True)
+    (tmp_path / "shiv" / ".om-0.9.0.pyz_0123abcd_lock").write_text("")
+    (tmp_path / "shiv" / "other-tool.pyz_77").mkdir()
     r = inst.run_pyz(pyz(BASE_VERSION), "self", "install")
     assert r.returncode == 0, r
-    extraction = next((tmp_path / "shiv").glob(f"om-{BASE_VERSION}.pyz_*"))
-    assert f"does not use {extraction} (the pyz's unpacked copy)" in r.stdout, r
-    shutil.rmtree(extraction)
+    assert f"om: removed the zipapp's unpacked copy {tmp_path / 'shiv'}/om-{BASE_VERSION}.pyz_" in r.stdout
+    assert "and 2 earlier one(s)" in r.stdout, r
+    assert sorted(p.name for p in (tmp_path / "shiv").iterdir()) == ["other-tool.pyz_77"]
     assert inst.run("--version").stdout == f"om {BASE_VERSION}\n"
     assert inst.run("self", "channel").returncode == 0  # a lazily imported module still loads
+
+
+def test_self_uninstall_removes_the_install_its_settings_and_shiv_leftovers_and_keeps_the_memory(installed):
+    assert installed.run("self", "channel", "rc", "-y").returncode == 0
+    (installed.tmp / "cache" / "om").mkdir(parents=True, exist_ok=True)
+    leftover = installed.tmp / "shiv" / "om-1.0.0.pyz_feedbeef"
+    leftover.mkdir(parents=True)
+    memory = installed.tmp / "userhome" / ".claude" / "om" / "session-x"
+    memory.mkdir(parents=True)
+    (memory / "memory.sqlite3").write_bytes(b"keep me")
+    asked = installed.run("self", "uninstall")
+    assert asked.returncode == 64 and "needs confirmation; rerun with -y" in asked.stderr, asked
+    assert installed.launcher.exists()
+    r = installed.run("self", "uninstall", "-y")
+    assert r.returncode == 0, r
+    for gone in (installed.launcher, installed.home, installed.tmp / "config" / "om" / "channel.json",
+                 installed.tmp / "cache" / "om", leftover):
+        assert not gone.exists(), gone
+        assert f"om: removed {gone}\n" in r.stdout, r
+    assert (memory / "memory.sqlite3").read_bytes() == b"keep me"
+    assert f"kept the memory in {installed.tmp / 'userhome' / '.claude' / 'om'}" in r.stdout
+    again = subprocess.run([sys.executable, "-I", str(pyz(BASE_VERSION)), "self", "uninstall", "-y"],
+                           env=dict(installed.env, SHIV_ROOT=str(installed.tmp / "shiv2")), capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0 and again.stdout.startswith("om: no standalone om to remove"), again
+
+
+def test_rollback_with_nothing_to_roll_back_to_is_not_found_and_changes_nothing(installed):
+    before = installed.snapshot()
+    r = installed.run("self", "rollback")
+    assert (r.returncode, r.stdout) == (66, ""), r
+    assert r.stderr == "om: there is no previous version to roll back to; 1.0.0 stays installed\n"
+    assert_unchanged(installed, before)
+
+
+def test_check_without_a_network_says_so_in_words_and_exits_1(installed):
+    r = installed.run("self", "update", "--check", env={"OM_UPDATE_API_URL": "https://api.github.invalid"})
+    assert r.returncode == 1, r
+    assert r.stderr == "om: cannot reach api.github.invalid: api.github.invalid does not resolve (no network, or no DNS)\n"
+
+
+def test_doctor_of_a_downloaded_zipapp_advises_installing_the_plugin_from_github_in_one_line(tmp_path):
+    inst = Install(tmp_path, None)
+    r = inst.run_pyz(pyz(BASE_VERSION), "doctor", "--json", env={"CODEX_HOME": str(tmp_path / "codex"),
+                                                                  "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")})
+    assert r.returncode == 0, r
+    report = json.loads(r.stdout)
+    (line,) = [c for c in report["checks"] if c["status"] != "ok"]
+    assert line["check"] == "clients"
+    assert line["fix"].startswith("codex plugin marketplace add om-memory/om && codex plugin add om@observational-memory")
+    assert "checkout" not in line["fix"]

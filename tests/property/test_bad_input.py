@@ -200,6 +200,7 @@ def test_empty_and_over_4_mb_input_is_rejected(ledger, command, size):
 
 def test_a_lone_surrogate_escape_in_a_capture_is_stored_as_the_replacement_character(tmp_path):
     store = tmp_path / "store"
+    store.mkdir(mode=0o700)  # an existing store: creating one is announced on stderr
     data = '{"kind":"user","text":"before \\ud800 after \\udfff","key":"\\udbff"}'
     r = run_om("--store", store, "--session", "s1", "capture", input=data)
     assert r.returncode == 0, r

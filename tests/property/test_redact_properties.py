@@ -1,12 +1,16 @@
-"""Properties of redaction over generated text: total, idempotent, and leak-free
-for generated members of known secret families."""
+"""Properties of redaction over generated text: v1's three rules exactly as v1's RE2
+patterns give them, the additional rules after them, the substring precheck never
+skipping a rule that matches; total, idempotent, and leak-free for generated members
+of known secret families."""
 
+import re
 import string
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from om.redact import MARKER, redact
+from om import redact as redaction
+from om.redact import MARKER, redact, strip_private, v1_redact
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -87,3 +91,91 @@ def test_huge_text_with_and_without_triggers_is_handled():
     out = redact(dirty)
     assert "hunter2hunter2" not in out
     assert redact(out) == out
+
+
+# -- v1's three rules against their patterns ------------------------------------------------------
+
+# v1's patterns exactly, in Python's re with RE2's meaning: ASCII \b (re.ASCII), \s spelled as RE2's
+# [\t\n\f\r ] (Python's has \v), and the Bearer class as Go's (?i) folds it: [A-Za-z] gains
+# U+017F and U+212A, which fold to s and k (re.ASCII keeps Python from folding anything else).
+V1_PATTERNS = [
+    re.compile(r"(?s)-----BEGIN [^-]*PRIVATE KEY-----.*?-----END [^-]*PRIVATE KEY-----"),
+    re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,})\b", re.ASCII),
+    re.compile(r"(?i)\bBearer[\t\n\f\r ]+[A-Za-z0-9._~+/\u017f\u212a-]+=*", re.ASCII),
+]
+
+
+def v1_reference(text):
+    for pattern in V1_PATTERNS:
+        text = pattern.sub(MARKER, text)
+    return text
+
+
+# Text made of the pieces v1's patterns turn on, so that every edge is reached often.
+v1_pieces = st.lists(
+    st.one_of(
+        st.sampled_from(["sk-", "gh", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "ghx_", "_", "-", "--", "=", "==",
+                         "Bearer", "bearer", "BeArEr", "xBearer", "-----BEGIN ", "-----END ", "PRIVATE KEY",
+                         "private key", "-----", "rsa ", "OPENSSH ", MARKER, "abcdefghijklmnop",
+                         "0123456789abcdefghij", "k", "s", "a1", "Z"]),
+        st.sampled_from(list(" \t\n\r\f\x0b\x00._~+/@:é\u017f\u212a\u0131\u2028\ud800")),
+        st.text(max_size=4),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=1500)
+@given(v1_pieces)
+@example("Bearer abc=def")
+@example("sk-abcdefghijklmnop-")
+@example("see sk-abcdefghijklmnop_- now")
+@example("-----BEGIN rsa PRIVATE KEY-----\nline\n-----END rsa PRIVATE KEY-----")
+@example("-----BEGIN x PRIVATE KEY----------END x PRIVATE KEY-----")
+def test_v1s_three_rules_give_exactly_what_v1s_patterns_give(text):
+    assert v1_redact(text) == v1_reference(text)
+
+
+@settings(max_examples=400)
+@given(st.one_of(v1_pieces, noise))
+def test_the_additional_rules_run_on_v1s_result_and_the_precheck_skips_none_that_matches(text):
+    # The fallback: every additional rule, whatever the substring precheck says.
+    everything = {name for name, _source, _kind in redaction._RULES}
+    assert redact(text) == redaction._additional(v1_reference(text), everything)
+
+
+
+# -- <private> spans of user prompts ------------------------------------------------------------
+
+tags = st.sampled_from(["<private>", "</private>", "<PRIVATE>", "</Private>", "<private", "private>", "<"])
+
+
+@settings(max_examples=400)
+@given(st.lists(st.one_of(tags, st.text(max_size=6)), max_size=20).map("".join))
+def test_stripping_private_spans_never_raises_and_is_idempotent(text):
+    once = strip_private(text)
+    assert strip_private(once) == once
+    assert "<private>" not in once.lower() and "</private>" not in once.lower()
+
+
+@settings(max_examples=400)
+@given(st.lists(st.tuples(st.sampled_from(["public", "private", "nested"]),
+                          st.text(alphabet="abc xyz\n.", max_size=8)), max_size=8),
+       st.booleans())
+def test_no_character_of_a_span_survives_and_every_public_piece_does_in_order(segments, left_open):
+    text, public = "", []
+    for how, piece in segments:
+        if how == "public":
+            text += piece
+            public.append(piece)
+        elif how == "private":
+            text += f"<private>SECRET{piece}</private>"
+        else:
+            text += f"<Private>SECRET<private>{piece}SECRET</private>{piece}SECRET</PRIVATE>"
+    if left_open:
+        text += "<private>SECRET tail"
+    out = strip_private(text)
+    assert "SECRET" not in out
+    at = 0
+    for piece in public:
+        at = out.index(piece, at) + len(piece)

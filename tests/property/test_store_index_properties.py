@@ -193,5 +193,7 @@ def test_no_result_of_a_session_scores_above_the_bound_the_index_gives_it(tmp_pa
         r = run_om_in_process("--store", store, "--session", session, "search", query, "--sources",
                               "--include-retired", "--limit", "100")
         for result in json.loads(r.stdout)["results"]:
+            if result.get("expansion"):
+                continue  # feedback's words: a query of their own, bounded when cross-session search runs it
             kind = 0 if result["kind"] == "source" else 1
             assert round(result["score"] * 10000) <= bound.get((ids[session], kind), -1), (session, result)

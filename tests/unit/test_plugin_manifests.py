@@ -27,7 +27,11 @@ def test_the_claude_manifest_declares_the_mcp_server_under_the_name_that_replace
     claude = load(PLUGIN / ".claude-plugin" / "plugin.json")["mcpServers"]
     codex = load(PLUGIN / ".mcp.json")["mcpServers"]
     assert set(claude) == set(codex) == {"om"}
-    assert claude["om"]["args"][2:] == ["${CLAUDE_PLUGIN_ROOT}/bin/om", "mcp", "--store", "${CLAUDE_PLUGIN_DATA}"]
+    # Both serve their client's store (om.location): Claude Code substitutes the data folder,
+    # Codex substitutes nothing and the server finds it from the plugin copy it runs in.
+    assert claude["om"]["args"][2:] == ["${CLAUDE_PLUGIN_ROOT}/bin/om", "mcp", "--client", "claude",
+                                        "--plugin-data", "${CLAUDE_PLUGIN_DATA}"]
+    assert codex["om"]["args"] == ["-I", "-S", "bin/om", "mcp", "--client", "codex"]
     assert (PLUGIN / "bin" / "om").is_file()
     assert "hooks" not in load(PLUGIN / ".claude-plugin" / "plugin.json")  # hooks/hooks.json is read anyway
 

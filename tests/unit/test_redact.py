@@ -31,6 +31,10 @@ HITS = [
     ("-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----", R),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----", R),
     ("-----BEGIN ENCRYPTED PRIVATE KEY-----\nx\n-----END ENCRYPTED PRIVATE KEY-----", R),
+    # any label, in any case, up to the first dash; the nearest end line closes the block
+    ("-----BEGIN rsa PRIVATE KEY-----\nline\n-----END rsa PRIVATE KEY-----", R),
+    ("-----BEGIN my\nkey PRIVATE KEY-----x-----END PRIVATE KEY----- tail", f"{R} tail"),
+    ("-----BEGIN A PRIVATE KEY-----1-----END B PRIVATE KEY-----2-----END C PRIVATE KEY-----", f"{R}2-----END C PRIVATE KEY-----"),
     # 2. legacy sk- and gh[pousr]_ tokens
     ("OPENAI key sk-abcdefghijklmnop1234 used", f"OPENAI key {R} used"),
     ("sk-proj-AbC_dEf-1234567890xyz", R),
@@ -38,10 +42,18 @@ HITS = [
     (f"token {GHP}.", f"token {R}."),
     ("gho_abcdefghij0123456789 ghu_abcdefghij0123456789", f"{R} {R}"),
     ("ghs_abcdefghij0123456789ABCD ghr_abcdefghij0123456789", f"{R} {R}"),
+    # the trailing boundary backtracks into a run that ends in dashes
+    ("sk-abcdefghijklmnop-", f"{R}-"),
+    ("see sk-abcdefghijklmnop_- now", f"see {R}- now"),
+    ("sk-abcdefghijklmnopqr---x", R),
     # 3. legacy Bearer, case-insensitive, word included
     ("curl -H 'Authorization: Bearer abc.def-ghi_jkl'", f"curl -H 'Authorization: {R}'"),
     ("bearer eyJabc/def+ghi==", R),
     ("BEARER\tabc", R),
+    # only "=" padding ends the token; what follows it stays
+    ("Bearer abc=def", f"{R}def"),
+    ("Bearer abc==", R),
+    ("(Bearer abc)", f"({R})"),
     # 4. vendor tokens
     ("github_pat_11ABCDEFG0abcdefghijkl_mnopqrstuvwxyzABCDEFGHIJ0123456789abcdefgh", R),
     ("aws AKIAIOSFODNN7EXAMPLE id", f"aws {R} id"),
@@ -117,6 +129,13 @@ SURVIVORS = [
     "-----BEGIN PUBLIC KEY-----\nMFkwEw\n-----END PUBLIC KEY-----",
     "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
     "-----BEGIN RSA PRIVATE KEY----- without an end",
+    "-----BEGIN RSA-2048 PRIVATE KEY-----\nx\n-----END RSA-2048 PRIVATE KEY-----",
+    "-----BEGIN RSA private key-----\nx\n-----END RSA private key-----",
+    "xBearer abc123",
+    "Bearer =abc",
+    "sk-abcdefghijklmno-",
+    "sk-----------------",
+    "ghp_abcdefghij0123456789_",
     "token counts went up",
     "max_tokens=4096",
     "max_tokens: 409600000",
@@ -237,6 +256,13 @@ def test_legacy_whitespace_is_re2_whitespace_not_vertical_tab():
     assert redact("Bearer\x0babcdef") == "Bearer\x0babcdef"
 
 
+def test_bearer_tokens_take_the_two_letters_gos_case_folding_adds_to_their_class():
+    # v1's (?i) folds [A-Za-z] too: the long s (U+017F) and the Kelvin sign (U+212A) are token characters.
+    assert redact("Bearer \u017fecret") == R
+    assert redact("Bearer \u212aey x") == f"{R} x"
+    assert redact("Bearer \u0131x") == "Bearer \u0131x"  # dotless i folds with nothing in ASCII
+
+
 def test_ascii_case_folding_only_for_case_insensitive_rules():
     # KELVIN SIGN lowercases to "k" but is not an ASCII letter.
     text = "API_\u212aEY=a1b2c3d4e5f6"
@@ -275,6 +301,20 @@ def test_importing_and_redacting_clean_text_in_isolated_mode_does_not_import_re(
         [*isolated(), "-S", "-c", code], capture_output=True, text=True, check=True,
     )
     assert out.stdout.strip() == "False"
+
+
+def test_redacting_text_only_v1s_rules_match_does_not_import_the_regex_module():
+    texts = ["Bearer abc=def", "sk-abcdefghijklmnop-", "ghp_abcdefghij0123456789ABCD",
+             "-----BEGIN rsa PRIVATE KEY-----\nx\n-----END rsa PRIVATE KEY-----"]
+    code = (
+        f"import sys; sys.path.insert(0, {ROOT!r}); "
+        "import om.redact as r; "
+        f"print(all(r.MARKER in r.redact(t) for t in {texts!r}), 're' in sys.modules)"
+    )
+    out = subprocess.run(
+        [*isolated(), "-S", "-c", code], capture_output=True, text=True, check=True,
+    )
+    assert out.stdout.strip() == "True False"
 
 
 def test_redacting_dirty_text_does_import_the_regex_module():

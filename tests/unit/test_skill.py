@@ -24,7 +24,20 @@ TEACHINGS = [
     "`all_sessions: true`",  # search earlier sessions of the project
     "only before this session's first checkpoint",  # import's precondition
     "\"as we did yesterday\"",  # when to look at earlier sessions
+    "`<private>…</private>`",  # what never reaches the ledger
+    "LEDGER forget --text 'the exact text' --dry-run",  # pointed to when asked to forget
+    "`LEDGER sessions --prune --inactive-for DAYS --dry-run`",
 ]
+
+
+def test_the_skill_forbids_forgetting_pruning_and_removing_on_the_agents_own():
+    section = BODY.split("## If the user asks you to forget something", 1)[1].split("\n## ", 1)[0]
+    assert "Use none of these on your\nown" in section
+    assert "only on\nthe user's explicit request" in section
+    for command in ("`forget`", "`sessions --prune`", "`sessions --remove`"):
+        assert command in section
+    # The examples only point: the plain forget example asks before it changes anything.
+    assert "-y" not in section
 
 
 def test_the_skill_has_the_front_matter_codex_requires():

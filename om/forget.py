@@ -1,0 +1,252 @@
+"""`om forget`: take text out of memory on purpose, and out of every file om keeps.
+
+Invariants:
+- Asked for, never automatic: nothing in om calls this but the `forget` command.
+- Two steps: `prepare` reads (a plan per session: which ids change, how many
+  occurrences; ids that name nothing anywhere are refused before anything is
+  written), `carry_out` writes. Each session is rewritten in one transaction
+  (om.ledger.forget), so a kill or a failure leaves each ledger before or after,
+  and running the same forget again finishes what a killed one started.
+- Really gone: every rewritten ledger is compacted (VACUUM). Then the files
+  under the store that the forget covers (the session directories it read; with
+  `--all-sessions` every file of the store) are scanned raw for the literals,
+  as stored and JSON-escaped once or twice (inside a tool result's text inside
+  a row): a ledger still holding one
+  is compacted too, `hook-errors.log` loses its lines holding one, the store
+  index drops what it read of the rewritten sessions (om.sessions.index.forget),
+  leftovers of killed removals and abandoned staging folders are deleted, and any other file
+  still holding one is reported, never silently kept. The MCP export tool's files
+  holding a forgotten text are deleted (om.export.discard_containing). Exports
+  written elsewhere are the user's: om does not know them and says so.
+"""
+
+import os
+
+from om.errors import InputError, NotFound, StoreError
+from om.ledger.forget import MARKER, Request
+
+NOT_CHANGED = ("om: documents exported before (export --out, copies you saved) are not changed:"
+               " om does not know where they are")
+
+
+def request(texts=(), sources=(), entries=()):
+    """The Request for `--text`, `--source` and `--entry` values, checked."""
+    texts, sources, entries = list(texts or ()), list(sources or ()), list(entries or ())
+    if not (texts or sources or entries):
+        raise InputError("om: forget needs --text, --source or --entry")
+    for text in texts:
+        if not text.strip():
+            raise InputError("om: forget --text must not be blank")
+        if text in MARKER:
+            raise InputError(f"om: forget --text {text!r} is part of the marker {MARKER}; give a longer literal")
+    for value in sources:
+        if not value.startswith("s-"):
+            raise InputError(f"om: forget --source takes a source id (s-...), got {value[:80]!r}")
+    for value in entries:
+        if not value.startswith(("o-", "r-")):
+            raise InputError(f"om: forget --entry takes an entry id (o-... or r-...), got {value[:80]!r}")
+    return Request(texts, sources, entries)
+
+
+class Plan:
+    """What `prepare` found: the store, the session directories in scope and each one's changes."""
+
+    def __init__(self, store, request, all_sessions):
+        self.store = store
+        self.request = request
+        self.all_sessions = all_sessions
+        self.sessions = []  # (directory, session, {"sources", "entries", "occurrences"})
+        self.skipped = []
+        self.exports = []
+
+    def changes(self):
+        return [dict(session=session, **summary) for _, session, summary in self.sessions if summary["occurrences"]]
+
+    def describe(self):
+        """One line for the confirmation question."""
+        changes = self.changes()
+        occurrences = sum(c["occurrences"] for c in changes)
+        rows = sum(len(c["sources"]) + len(c["entries"]) for c in changes)
+        where = "every session" if self.all_sessions else f"session {self.sessions[0][1]}"
+        return (f"forget {occurrences} occurrence(s) in {rows} record(s) of {len(changes)} session(s)"
+                f" ({where} of {self.store}), and {len(self.exports)} MCP export file(s)")
+
+
+def prepare(store, session, all_sessions, req):
+    """The Plan for forgetting `req` in one session or every session of `store` (reads only)."""
+    from om.export import files_containing
+    from om.sessions.catalogue import open_store, scan
+    from om.store import session_dir, validate_session
+
+    store = open_store(store)
+    plan = Plan(store, req, all_sessions)
+    # Writable connections, though this only reads: a ledger a killed writer left with a
+    # hot journal can only be read by a connection that may roll it back.
+    if all_sessions:
+        targets = scan(store, writable=True)
+    else:
+        validate_session(session)
+        directory = session_dir(store, session)
+        if not os.path.isdir(directory):
+            raise NotFound(f"om: no session {session!r} in store {store}")
+        targets = [(os.path.basename(directory), _open(store, directory), None)]
+    unknown = set(req.sources | req.entries)
+    originals = []
+    for name, ledger, error in targets:
+        directory = os.path.join(store, name)
+        if ledger is None:
+            plan.skipped.append({"directory": directory, "error": error})
+            continue
+        with ledger:
+            unknown &= ledger.unknown_ids(unknown)
+            plan.sessions.append((directory, ledger.session, ledger.forget_plan(req)))
+            originals.extend(_whole_texts(ledger, req))
+    if unknown:
+        raise NotFound(f"om: nothing was changed: no source or entry {', '.join(sorted(unknown))[:200]}"
+                       f" in {'the store' if all_sessions else 'the session'}")
+    plan.exports = files_containing(list(req.texts) + originals)
+    return plan
+
+
+def _open(store, directory):
+    from om.ledger import Ledger
+
+    return Ledger.open_directory(store, directory, writable=True)
+
+
+def _whole_texts(ledger, req):
+    """The texts of the records named by id (what the MCP export files may hold of them)."""
+    texts = []
+    for item_id in sorted(req.sources | req.entries):
+        try:
+            found = ledger.recall(item_id)
+        except NotFound:
+            continue
+        record = found.get("entry") or found["sources"][0]
+        texts.append(record["text"])
+        retirement = record.get("retirement")
+        if retirement:
+            texts.append(retirement["reason"])
+    return [t for t in texts if t and t != MARKER]
+
+
+def carry_out(plan):
+    """Forget as planned; the report `om forget` prints."""
+    from om.export import discard
+    from om.sessions.index import forget as unindex
+
+    needles = raw_needles(plan.request.texts)
+    changed, remaining = [], []
+    for directory, session, _ in plan.sessions:
+        with _open(plan.store, directory) as ledger:
+            summary = ledger.forget(plan.request)
+            if summary["occurrences"] or _holds(directory, needles):
+                ledger.compact()
+        if summary["occurrences"]:
+            changed.append(dict(session=session, **summary))
+        remaining += _holding(directory, needles)
+    # The store index (derived, beside the sessions) keeps their words: it drops what it read of them.
+    unindex(plan.store, [session for _, session, _ in plan.sessions])
+    scanned = {directory for directory, _, _ in plan.sessions}
+    remaining += _store_files(plan.store, needles, plan.all_sessions, scanned)
+    removed = discard(plan.exports)
+    return {"store": plan.store, "dry_run": False, "marker": MARKER, "sessions": changed,
+            "exports_removed": removed, "remaining": sorted(remaining), "skipped": plan.skipped}
+
+
+def dry_run(plan):
+    return {"store": plan.store, "dry_run": True, "marker": MARKER, "sessions": plan.changes(),
+            "exports_removed": plan.exports, "remaining": [], "skipped": plan.skipped}
+
+
+def notices(report):
+    """The stderr lines of a report: what was skipped or still holds the text, and what om cannot reach."""
+    lines = [f"om: skipped {item['directory']}: {item['error']}" for item in report["skipped"]]
+    lines += [f"om: the forgotten text still occurs in {path} (not text forget rewrites: a session id, a"
+              " meta value or a file om does not own)" for path in report["remaining"]]
+    if not report["dry_run"]:
+        lines.append(NOT_CHANGED)
+    return lines
+
+
+# -- raw bytes ----------------------------------------------------------------------
+
+
+def raw_needles(texts):
+    """The byte strings under which a literal can sit in a file om writes (see the module docstring)."""
+    from om.jsonio import dumps
+
+    found = set()
+    for text in texts:
+        once = dumps(text)[1:-1]
+        for form in (text, once, dumps(once)[1:-1]):
+            found.add(form.encode("utf-8", "surrogatepass"))
+    return sorted(found, key=len, reverse=True)
+
+
+def _file_holds(path, needles):
+    if not needles:
+        return False
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return any(n in data for n in needles)
+
+
+def _files(directory):
+    """Every regular file under `directory`, links not followed."""
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        for name in names:
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                yield path
+
+
+def _holding(directory, needles):
+    return [path for path in _files(directory) if _file_holds(path, needles)]
+
+
+def _holds(directory, needles):
+    return bool(needles) and bool(_holding(directory, needles))
+
+
+def _store_files(store, needles, all_sessions, scanned):
+    """Clean what lies outside the session directories already `scanned`; the files still holding a needle.
+
+    With `all_sessions` the other session directories count too (a damaged one
+    forget could not rewrite is reported here); without, they are out of scope.
+    """
+    from om.adapter import LOG_NAME
+    from om.sessions.catalogue import DIR_PREFIX, sweep_removed
+    from om.store import sweep_staging
+
+    sweep_removed(store)
+    sweep_staging(store)
+    log = os.path.join(store, LOG_NAME)
+    if _file_holds(log, needles):
+        _scrub_log(log, needles)
+    remaining = []
+    for name in sorted(os.listdir(store)):
+        path = os.path.join(store, name)
+        if path in scanned or name.startswith(DIR_PREFIX) and not all_sessions:
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            remaining += _holding(path, needles)
+        elif _file_holds(path, needles):
+            remaining.append(path)
+    return remaining
+
+
+def _scrub_log(path, needles):
+    """Rewrite `hook-errors.log` without the lines holding a needle (atomically)."""
+    from om.store import write_atomically
+
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().splitlines(keepends=True)
+        write_atomically(path, b"".join(line for line in lines if not any(n in line for n in needles)), 0o600)
+    except OSError as e:
+        raise StoreError(f"om: cannot rewrite {path}: {e.strerror or e}") from None

@@ -1,0 +1,152 @@
+"""Forgetting in one ledger: text taken out of its rows in place, and the file made to hold none of it.
+
+What `Ledger.forget_plan`, `Ledger.forget` and `Ledger.compact` do (they call
+these; only `om forget` loads this module).
+
+Invariants:
+- Only text changes: every occurrence of a literal (and of its JSON-escaped
+  form, which is how it sits inside a tool result's text) in source texts,
+  entry texts and retirement reasons becomes `MARKER`, and a record named by id
+  gets `MARKER` as its whole text (an entry's retirement reason too). Ids, seqs,
+  kinds, timestamps, importance, support, active flags and replacement ids stay,
+  and every body keeps v1's fields in v1's order: a v1 reader opens the ledger
+  as before, and `recall` and `prime` still follow every citation.
+- A later capture of the same evidence brings nothing back: ids are hashes of
+  the original text and every insert is insert-or-ignore by id.
+- `forget` is one write transaction (BEGIN IMMEDIATE: a capture of another
+  process lands wholly before it, and is rewritten, or wholly after it), with
+  `secure_delete` on so that the cells and pages it frees are zeroed. In the
+  same transaction it drops every derived table (they cache row contents; the
+  next reader rebuilds them) and increments `om_generation` (GENERATION_KEY),
+  which derived data kept outside the ledger compares.
+- `compact` rebuilds the file with VACUUM (no free page, no stale cell left)
+  and, for a ledger a peer put in WAL mode, empties the WAL. It changes no row.
+"""
+
+from om.errors import StoreError
+from om.jsonio import dumps, loads
+from om.ledger import GENERATION_KEY, sqlite3
+
+#: What forgotten text is replaced by (documented in docs/forget.md).
+MARKER = "[FORGOTTEN]"
+
+
+class Request:
+    """What to forget: literals (`texts`), and records by id (`sources`, `entries`)."""
+
+    def __init__(self, texts=(), sources=(), entries=()):
+        self.texts = tuple(texts)
+        self.sources = frozenset(sources)
+        self.entries = frozenset(entries)
+        needles = set()
+        for text in self.texts:
+            needles.add(text)
+            needles.add(dumps(text)[1:-1])
+        # Longest first, so a literal inside a longer one never leaves a piece of the longer.
+        self.needles = sorted(needles, key=lambda n: (-len(n), n))
+
+    def scrub(self, text):
+        """(`text` with every needle replaced by MARKER, occurrences replaced)."""
+        count = 0
+        for needle in self.needles:
+            found = text.count(needle)
+            if found:
+                count += found
+                text = text.replace(needle, MARKER)
+        return text, count
+
+
+def _rows(ledger, request):
+    """The rows `request` touches, each with its new body (and retirement): (sources, entries)."""
+    conn = ledger.conn
+    text_hits = " OR ".join(["instr(json_extract(body, '$.text'), ?) > 0"] * len(request.needles)) or "0"
+    sources = []
+    for seq, source_id, body in conn.execute(
+        f"SELECT seq, id, body FROM sources WHERE id IN (SELECT value FROM json_each(?)) OR {text_hits}",
+        (dumps(sorted(request.sources)), *request.needles),
+    ):
+        b = loads(body)
+        if source_id in request.sources:
+            b["text"], count = MARKER, 1
+        else:
+            b["text"], count = request.scrub(b["text"])
+        if count:
+            sources.append((seq, source_id, dumps(b), count))
+    reason_hits = " OR ".join(
+        ["instr(json_extract(retirement, '$.reason'), ?) > 0"] * len(request.needles)) or "0"
+    entries = []
+    for seq, entry_id, body, retirement in conn.execute(
+        "SELECT seq, id, body, retirement FROM entries WHERE id IN (SELECT value FROM json_each(?))"
+        f" OR {text_hits} OR {reason_hits}",
+        (dumps(sorted(request.entries)), *request.needles, *request.needles),
+    ):
+        b = loads(body)
+        r = loads(retirement) if retirement is not None else None
+        if entry_id in request.entries:
+            b["text"], count = MARKER, 1
+            if r is not None:
+                r["reason"] = MARKER
+        else:
+            b["text"], count = request.scrub(b["text"])
+            if r is not None:
+                r["reason"], more = request.scrub(r["reason"])
+                count += more
+        if count:
+            entries.append((seq, entry_id, dumps(b), None if r is None else dumps(r), count))
+    return sources, entries
+
+
+def _summary(sources, entries):
+    return {
+        "sources": [row[1] for row in sources],
+        "entries": [row[1] for row in entries],
+        "occurrences": sum(row[-1] for row in sources) + sum(row[-1] for row in entries),
+    }
+
+
+def plan(ledger, request):
+    """What `forget` would change now: {"sources": [ids], "entries": [ids], "occurrences": n}. Reads only."""
+    with ledger.reading():
+        return _summary(*_rows(ledger, request))
+
+
+def missing(ledger, ids):
+    """The ids among `ids` that name no source or entry of this ledger."""
+    ids = sorted(ids)
+    if not ids:
+        return set()
+    found = {row[0] for row in ledger.conn.execute(
+        "SELECT id FROM sources WHERE id IN (SELECT value FROM json_each(?1))"
+        " UNION SELECT id FROM entries WHERE id IN (SELECT value FROM json_each(?1))", (dumps(ids),))}
+    return set(ids) - found
+
+
+def forget(ledger, request):
+    """Rewrite the rows in one transaction (see the module docstring); what it changed, as `plan` says."""
+    conn = ledger.conn
+    conn.execute("PRAGMA secure_delete = ON")
+    with ledger.transaction():
+        sources, entries = _rows(ledger, request)
+        if sources or entries:
+            conn.executemany("UPDATE sources SET body = ? WHERE seq = ?", [(body, seq) for seq, _, body, _ in sources])
+            conn.executemany(
+                "UPDATE entries SET body = ?, retirement = ? WHERE seq = ?",
+                [(body, retirement, seq) for seq, _, body, retirement, _ in entries],
+            )
+            from om.derived import invalidate_all
+
+            invalidate_all(conn)
+            ledger.meta_set(GENERATION_KEY, ledger.generation() + 1)
+    return _summary(sources, entries)
+
+
+def compact(ledger):
+    """VACUUM the ledger, and empty its WAL if it has one. Raises StoreError when it cannot."""
+    conn = ledger.conn
+    try:
+        conn.execute("PRAGMA secure_delete = ON")
+        conn.execute("VACUUM")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error as e:
+        raise StoreError(f"om: cannot compact {ledger.path}: {e}") from None
