@@ -4,7 +4,7 @@ For every session the catalogue lists, the index keeps the statistics of its
 ledger's documents as om_fts tokenizes them (om.derived.store_index: per
 token, column and kind, how many documents hold it and bounds on its
 frequency and their length; the session's corpus size; every entry's text).
-From them and the ranking rule's ceiling (om.search.CEILING) it bounds the
+From them and the ranking rule's ceiling (om.search.ceiling) it bounds the
 score any result of a session can have, so cross-session search
 (om.sessions.crosssearch) searches sessions best bound first and stops when
 no unsearched session can change the merged list.
@@ -23,7 +23,8 @@ Invariants:
   rule: same count, same id at the covered seq) and its `om_generation` is
   the same, else all of them. A session whose rows cannot be brought up to
   date here is simply searched.
-- The ledger is only read (mode=ro, temporary tables of this connection).
+- A ledger is only read: attached with `mode=ro` to a private in-memory
+  database (om.derived.store_index.Reader).
 """
 
 import os
