@@ -122,6 +122,33 @@ _HOMES = []
 _INSTALLED = {}
 
 
+def remove_home(home):
+    """Remove a CODEX_HOME, first stopping what Codex left running from inside it.
+
+    Codex's TUI starts a managed app-server daemon from `<home>/packages/` that outlives the
+    CLI (0.169.0 and 0.171.0): left alone, it would run on after the suite, in a removed folder.
+    """
+    home = os.path.realpath(home)
+    running = []
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        try:
+            if pid.isdigit() and os.readlink(f"/proc/{pid}/exe").startswith(home + os.sep):
+                running.append(int(pid))
+        except OSError:
+            continue
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in running:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 3
+        while running and time.monotonic() < deadline:
+            running = [pid for pid in running if os.path.exists(f"/proc/{pid}")]
+            time.sleep(0.05)
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def _outside_temp_dir():
     """A fresh directory for a CODEX_HOME that is not under the temporary directory, removed at exit."""
     temp = os.path.realpath(tempfile.gettempdir())
@@ -132,7 +159,7 @@ def _outside_temp_dir():
             parent.mkdir(parents=True, exist_ok=True)
             made = Path(tempfile.mkdtemp(prefix="", dir=parent))
             if not _HOMES:
-                atexit.register(lambda: [shutil.rmtree(h, ignore_errors=True) for h in _HOMES])
+                atexit.register(lambda: [remove_home(h) for h in _HOMES])
             _HOMES.append(made)
             return made
     raise RuntimeError("no directory outside the temporary directory for a CODEX_HOME")
@@ -412,7 +439,7 @@ def codex_bin(request):
     # Every CodexHome hangs off this fixture; pytest-xdist workers end without atexit.
     _INSTALLED.clear()
     while _HOMES:
-        shutil.rmtree(_HOMES.pop(), ignore_errors=True)
+        remove_home(_HOMES.pop())
 
 
 @pytest.fixture(params=BWRAP)

@@ -77,5 +77,11 @@ def test_a_plugin_update_with_changed_files_makes_doctor_fail_and_a_same_files_r
     assert status["codex.hooks"]["finding"].startswith("hooks/codex.json registers SessionStart, ")
     assert status["capture"]["status"] == "skip" and "codex.trust" in status["capture"]["finding"]
     assert not set(CAPTURED) & set(status)
-    assert [c["check"] for c in report["checks"] if c["status"] != "ok"] == ["codex.trust", "capture"]
+    # What the untrusted hooks missed is not a verdict on trust but its other remedy: the turn
+    # run meanwhile is in Codex's transcript, and the fix is the ingest command that recovers it.
+    missed = status["codex.transcripts"]
+    assert missed["status"] == "warn" and "hold 1 turn(s)" in missed["finding"], missed
+    assert shlex.split(missed["fix"])[-5:] == ["--store", str(home.store), "ingest", "--client", "codex"], missed
+    assert [c["check"] for c in report["checks"] if c["status"] != "ok"] == ["codex.trust", "capture",
+                                                                              "codex.transcripts"]
     assert report["status"] == "fail" and report["exit"] == 1, json.dumps(report)[:2000]
