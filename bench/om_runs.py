@@ -52,6 +52,57 @@ def om(store, *args, session="bench", input=None, root=ROOT):
     return elapsed, p.stdout
 
 
+class Run:
+    """One finished `om` process: wall seconds, stdout and stderr bytes, exit code (peak_mb: when measured)."""
+
+    def __init__(self, seconds, stdout, stderr, peak_mb):
+        self.seconds, self.stdout, self.stderr, self.peak_mb = seconds, stdout, stderr, peak_mb
+        self.code = 0
+
+
+def measured(store, *args, session="bench", input=None, peak=False):
+    """`om --store STORE --session SESSION ARGS` as a Run; it must exit 0. With `peak`, its peak RSS too."""
+    argv = ["--store", store, "--session", session, *args]
+    run = _run(argv, input)
+    if run.code != 0:
+        raise SystemExit(f"om {' '.join(args)} failed: {run.stderr.decode()}")
+    if peak:
+        run.peak_mb = peak_mb(argv, input)
+    return run
+
+
+#: Runs `python -m om ARGV` and writes its peak RSS in KB to stderr's last line. A child of this
+#: small process: a child of the benchmark would report the benchmark's own size (fork copies it).
+PEAK = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]);"
+        " sys.stderr.write('\\n%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(p.returncode)")
+
+
+def _run(argv, input):
+    """`python -m om ARGV`, timed."""
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "om", *argv], input=input, capture_output=True, env=_env())
+    run = Run(time.perf_counter() - t, proc.stdout, proc.stderr, None)
+    run.code = proc.returncode
+    return run
+
+
+def peak_mb(argv, input=None):
+    """The peak resident set of `python -m om ARGV`, in MB (one more run of it, not timed)."""
+    return timed_peak(argv, input).peak_mb
+
+
+def timed_peak(argv, input=None):
+    """`python -m om ARGV` as a Run with its peak RSS, timed through the small process that reads it
+    (which adds that process's start to the time: for long calls only)."""
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-S", "-c", PEAK, sys.executable, "-m", "om", *argv], input=input,
+                          capture_output=True, env=_env())
+    if proc.returncode != 0:
+        raise SystemExit(f"om {' '.join(argv)} failed: {proc.stderr.decode()}")
+    stderr, peak = proc.stderr.rsplit(b"\n", 2)[:2]
+    return Run(time.perf_counter() - t, proc.stdout, stderr, int(peak) / 1024)
+
+
 def hook(store, payload):
     """`om --store STORE hook --client codex` with one event (a dict or its JSON bytes): (seconds, stdout text).
 
@@ -65,3 +116,15 @@ def hook(store, payload):
     if p.returncode != 0 or p.stderr:
         raise SystemExit(f"om hook failed: {p.stderr.decode()}")
     return elapsed, p.stdout.decode()
+
+
+def hook_run(store, payload, peak=False):
+    """The hook call of `hook` as a Run (with `peak`, its peak RSS too)."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    argv = ["--store", store, "hook", "--client", "codex"]
+    run = _run(argv, data)
+    if run.code != 0 or run.stderr:
+        raise SystemExit(f"om hook failed: {run.stderr.decode()}")
+    if peak:
+        run.peak_mb = peak_mb(argv, data)
+    return run

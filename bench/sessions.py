@@ -5,12 +5,18 @@
 - the SessionStart hook of a fresh session whose project has earlier sessions (the
   start-context pointer scans the store) / the same hook on a store holding only it;
 - `om search --all-sessions` over 10 and 100 sessions of 1,000 sources each / `om search`
-  of one of those sessions, indexes warm, memory alone and with --sources.
+  of one of those sessions, indexes warm, memory alone and with --sources;
+- the store of --large sessions (default 10,000) of 200 sources and 5 observations each,
+  written as v1 ledgers (plain SQL on the v1 schema, in process): the first `om sessions`
+  and the first `search --all-sessions` after the store index is deleted (seconds, and the
+  progress line they print), `om sessions` / `om status`, `search --all-sessions` / one
+  session's search (warm), and the SessionStart of a new session / the same in an empty
+  store; every call's peak RSS (wait4), the largest printed per measurement.
 
 All are CLI subprocesses, calls interleaved with their baseline so drift in the
 machine's load hits both sides alike. Medians of --runs calls.
 
-    python3 bench/sessions.py [--runs 15] [--search-sessions 10,100]
+    python3 bench/sessions.py [--runs 15] [--search-sessions 10,100] [--large 10000] [--only-large]
 """
 
 import argparse
@@ -23,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from om_runs import ROOT, WORDS, hook
+from om_runs import ROOT, WORDS, hook, hook_run, measured, timed_peak
 from om_runs import om as om_run
 
 sys.path.insert(0, ROOT)
@@ -92,6 +98,118 @@ def spread_over_hours(store, count):
         os.utime(path, (when, when))
 
 
+def build_v1_store(store, count, project, rng, sources=200, entries=5):
+    """`count` sessions as a v1 implementation's hooks and checkpoints leave them, fast.
+
+    Plain SQL on the documented v1 schema with v1's ids and canonical bodies
+    (om.ids, om.jsonio), one transaction per ledger without fsync, plus om's
+    project record; session i was last active i hours ago, and its file was
+    last written then. Texts are drawn from a pool, so sessions differ.
+    """
+    from om.ids import observation_id, session_hash, source_id
+    from om.jsonio import dumps
+    from om.ledger import SCHEMA
+
+    os.makedirs(store, mode=0o700, exist_ok=True)
+    pool = [" ".join(rng.choices(WORDS, k=rng.randint(20, 80))) for _ in range(5000)]
+    now = time.time()
+    for n in range(count):
+        session = f"bench-{n}"
+        when = now - 3600 * (n + 1)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+        directory = os.path.join(store, "session-" + session_hash(session))
+        os.mkdir(directory, 0o700)
+        path = os.path.join(directory, "memory.sqlite3")
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("BEGIN")
+        for statement in SCHEMA:
+            conn.execute(statement)
+        rows, ids = [], []
+        for i, text in enumerate(rng.sample(pool, sources)):
+            kind = ("user", "tool", "assistant")[i % 3]
+            text += f" item{i}"
+            ids.append(source_id(kind, f"{session}-{i}", text))
+            rows.append((ids[-1], dumps({"seq": 0, "id": ids[-1], "kind": kind, "timestamp": stamp, "text": text,
+                                         "truncated": False})))
+        conn.executemany("INSERT INTO sources(id, body) VALUES (?, ?)", rows)
+        rows = []
+        for j in range(entries):
+            text = f"{session} learned that " + " ".join(rng.choices(WORDS, k=12))
+            oid = observation_id(text, [ids[j]], "medium")
+            rows.append((oid, dumps({"seq": 0, "id": oid, "kind": "observation", "timestamp": stamp,
+                                     "importance": "medium", "text": text, "support": [ids[j]], "active": True,
+                                     "retirement": None})))
+        conn.executemany("INSERT INTO entries(id, body, active, retirement) VALUES (?, ?, 1, NULL)", rows)
+        conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
+            ("session", session), ("version", "1"), ("cursor", str(sources)), ("last_checkpoint_at", stamp),
+            ("om_cwd", project), ("om_project", project), ("om_created_at", stamp)])
+        conn.execute("COMMIT")
+        conn.close()
+        os.utime(path, (when, when))
+
+
+def paired(a, b, runs):
+    """`a(peak)` and `b(peak)` (each returning a Run) interleaved, then once more each for its peak RSS:
+    (median seconds of a, of b, peak MB of a, of b)."""
+    xs, ys = [], []
+    for _ in range(runs):
+        xs.append(a(False))
+        ys.append(b(False))
+    return (statistics.median(r.seconds for r in xs), statistics.median(r.seconds for r in ys),
+            a(True).peak_mb, b(True).peak_mb)
+
+
+def large(work, project, count, runs, rng):
+    from om.derived.store_index import FOLDER
+
+    store = os.path.join(work, f"large-{count}")
+    lonely = os.path.join(work, "lonely-large")
+    t = time.perf_counter()
+    build_v1_store(store, count, project, rng)
+    print(f"{count} sessions of 200 sources and 5 observations, written as v1 ledgers in"
+          f" {time.perf_counter() - t:.1f} s ({store}):")
+
+    def first(*args):
+        shutil.rmtree(os.path.join(store, FOLDER), ignore_errors=True)
+        run = timed_peak(["--store", store, "--session", "bench", *args])
+        said = [line for line in run.stderr.decode().splitlines() if line.startswith("om: ")]
+        print(f"  first {' '.join(args)!r} without the store index: {run.seconds:.1f} s, peak {run.peak_mb:.0f} MB;"
+              f" stderr: {said}")
+
+    first("sessions")
+    first("search", "redis", "timeout", "--all-sessions")  # the catalogue and the search part, both from scratch
+    listing, status, rss_a, rss_b = paired(lambda p: measured(store, "sessions", peak=p),
+                                           lambda p: measured(store, "status", session="bench-0", peak=p), runs)
+    print(f"  sessions {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), status {status * 1000:6.1f} ms"
+          f" (peak {rss_b:.0f} MB), ratio {listing / status:5.2f}x")
+    listing, status, rss_a, _ = paired(lambda p: measured(store, "sessions", "--json", peak=p),
+                                       lambda p: measured(store, "status", session="bench-0", peak=p), runs)
+    print(f"  sessions --json {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), ratio {listing / status:5.2f}x")
+    n = iter(range(10**9))
+
+    def start(where, peak):
+        payload = {"session_id": f"fresh-{next(n)}", "hook_event_name": "SessionStart", "cwd": project,
+                   "source": "startup", "transcript_path": "/tmp/t.jsonl", "model": "mock",
+                   "permission_mode": "bypassPermissions"}
+        run = hook_run(where, payload, peak)
+        if where == store:
+            assert "earlier sessions of this project" in run.stdout.decode(), run.stdout[:300]
+        return run
+
+    pointed, alone, rss_a, rss_b = paired(lambda p: start(store, p), lambda p: start(lonely, p), runs)
+    print(f"  SessionStart of a new session {pointed * 1000:7.1f} ms (peak {rss_a:.0f} MB), in an empty store"
+          f" {alone * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {pointed / alone:5.2f}x")
+    for query in (["redis", "timeout"], ["--sources", "redis", "timeout"], ["--sources", "item42"]):
+        every, one, rss_a, rss_b = paired(lambda p: measured(store, "search", *query, "--all-sessions", peak=p),
+                                          lambda p: measured(store, "search", *query, session="bench-0", peak=p),
+                                          runs)
+        print(f"  search {' '.join(query)!r:28} all {every * 1000:7.1f} ms (peak {rss_a:.0f} MB),"
+              f" one {one * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {every / one:5.2f}x")
+    shutil.rmtree(store, ignore_errors=True)
+    shutil.rmtree(lonely, ignore_errors=True)
+
+
 def interleaved(a, b, runs):
     xs, ys = [], []
     for _ in range(runs):
@@ -104,12 +222,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--search-sessions", default="10,100")
+    ap.add_argument("--large", type=int, default=10_000, help="sessions in the large store (0: skip it)")
+    ap.add_argument("--only-large", action="store_true", help="measure the large store alone")
     args = ap.parse_args()
     rng = random.Random(11)
     work = tempfile.mkdtemp(prefix="om-bench-sessions-")
     project = os.path.join(work, "repo")
     os.makedirs(os.path.join(project, ".git"))
     try:
+        if args.large:
+            large(work, project, args.large, args.runs, rng)
+        if args.only_large:
+            return
         print("om sessions / om status (same store), and the SessionStart pointer scan:")
         for count in (10, 100, 1000):
             store = os.path.join(work, f"list-{count}")

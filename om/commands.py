@@ -299,7 +299,7 @@ def _search_all(args):
     if not args.all_sessions:
         raise UsageError("om: search --project goes with --all-sessions")
     found = search_all(_store_path(args), " ".join(args.query), args.sources, args.include_retired, args.limit,
-                       args.project)
+                       args.project, progress=sys.stderr)
     return _json(found, notice=_skipped(found))
 
 
@@ -323,8 +323,8 @@ def _run_sessions(args):
     if args.remove is None:
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID or --prune")
-        listing = catalogue.list_sessions(_store_path(args), args.project)
-        return Reply(_json_out(listing) if args.json else catalogue.render_table(listing), notice=_skipped(listing))
+        text, skipped = catalogue.listing_text(_store_path(args), args.project, args.json, progress=sys.stderr)
+        return Reply(text, notice=_skipped({"skipped": skipped}))
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)

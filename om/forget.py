@@ -12,8 +12,9 @@ Invariants:
   `--all-sessions` every file of the store) are scanned raw for the literals,
   as stored and JSON-escaped once or twice (inside a tool result's text inside
   a row): a ledger still holding one
-  is compacted too, `hook-errors.log` loses its lines holding one, leftovers of
-  killed removals and abandoned staging folders are deleted, and any other file
+  is compacted too, `hook-errors.log` loses its lines holding one, the store
+  index drops what it read of the rewritten sessions (om.sessions.index.forget),
+  leftovers of killed removals and abandoned staging folders are deleted, and any other file
   still holding one is reported, never silently kept. The MCP export tool's files
   holding a forgotten text are deleted (om.export.discard_containing). Exports
   written elsewhere are the user's: om does not know them and says so.
@@ -132,6 +133,7 @@ def _whole_texts(ledger, req):
 def carry_out(plan):
     """Forget as planned; the report `om forget` prints."""
     from om.export import discard
+    from om.sessions.index import forget as unindex
 
     needles = raw_needles(plan.request.texts)
     changed, remaining = [], []
@@ -143,6 +145,8 @@ def carry_out(plan):
         if summary["occurrences"]:
             changed.append(dict(session=session, **summary))
         remaining += _holding(directory, needles)
+    # The store index (derived, beside the sessions) keeps their words: it drops what it read of them.
+    unindex(plan.store, [session for _, session, _ in plan.sessions])
     scanned = {directory for directory, _, _ in plan.sessions}
     remaining += _store_files(plan.store, needles, plan.all_sessions, scanned)
     removed = discard(plan.exports)

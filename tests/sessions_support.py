@@ -18,6 +18,7 @@ from pathlib import Path
 
 from conftest import run_om
 from inprocess import run_om_in_process
+from om.ids import observation_id, source_id
 
 
 def _om(*args, input=None, setup=False):
@@ -62,9 +63,16 @@ def database(store, session):
     return Path(row["database"])
 
 
+def ledger_path(store, session):
+    """Where a session's ledger lies, computed as a peer would (reads nothing, so no store index is made)."""
+    from om.ids import session_hash  # the documented directory naming
+
+    return Path(store) / ("session-" + session_hash(session)) / "memory.sqlite3"
+
+
 def age(store, session, stamp):
     """Make every timestamp of a session's ledger `stamp` (as a writer at that time left it)."""
-    conn = sqlite3.connect(database(store, session), isolation_level=None)
+    conn = sqlite3.connect(ledger_path(store, session), isolation_level=None)
     try:
         for table in ("sources", "entries"):
             for seq, body in conn.execute(f"SELECT seq, body FROM {table}").fetchall():
@@ -76,6 +84,49 @@ def age(store, session, stamp):
             conn.execute("UPDATE meta SET value = ? WHERE key = ?", (stamp, key))
     finally:
         conn.close()
+
+
+# -- ledgers as a v1 peer writes them (plain SQL on the documented schema) ----------------
+
+V1_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sources (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, body TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, body TEXT NOT NULL,"
+    " active INTEGER NOT NULL DEFAULT 1, retirement TEXT)",
+)
+
+
+def _body(value):
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def peer_source(conn, session, n, text):
+    """One user source as a v1 peer captures it (a repeated one is a no-op); its id."""
+    sid = source_id("user", f"{session}-{n}", text)
+    conn.execute("INSERT OR IGNORE INTO sources(id, body) VALUES (?, ?)", (sid, _body(
+        {"seq": 0, "id": sid, "kind": "user", "timestamp": f"2026-01-0{n % 9 + 1}T00:00:00Z", "text": text,
+         "truncated": False})))
+    return sid
+
+
+def v1_session(store, session, texts, memory):
+    """A ledger as a v1 peer writes it: `texts` as sources and, with `memory`, one observation of the first."""
+    ledger_path(store, session).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    conn = sqlite3.connect(ledger_path(store, session), isolation_level=None)
+    with conn:
+        for statement in V1_SCHEMA:
+            conn.execute(statement)
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('session', ?), ('version', '1')", (session,))
+        ids = [peer_source(conn, session, i, text) for i, text in enumerate(texts)]
+        if memory and ids:
+            text = "learned " + texts[0]
+            oid = observation_id(text, ids[:1], "medium")
+            conn.execute("INSERT OR IGNORE INTO entries(id, body) VALUES (?, ?)", (oid, _body(
+                {"seq": 0, "id": oid, "kind": "observation", "timestamp": "2026-01-05T00:00:00Z",
+                 "importance": "medium", "text": text, "support": ids[:1], "active": True, "retirement": None})))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('cursor', ?), ('last_checkpoint_at', ?)",
+                         (str(len(ids)), "2026-01-05T00:00:00Z"))
+    conn.close()
 
 
 def v1_tables(path):

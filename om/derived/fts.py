@@ -47,6 +47,31 @@ MEMBERS_CHUNK = 500
 TABLE = "om_fts_v2"
 STATE = "om_fts_v2_state"
 NAME = TABLE
+#: The index's columns and tokenizer, and the SQL of each row's columns from a v1 row's text: one
+#: definition for this index and for every other full-text table built the same way (the store index).
+COLUMNS = "text, stems"
+TOKENIZE = "unicode61 remove_diacritics 2"
+
+
+def definition(content=""):
+    """The `USING fts5(...)` arguments of a table tokenized as this index is (contentless by default)."""
+    stored = "" if content is None else f", content='{content}'"
+    return f"fts5({COLUMNS}{stored}, tokenize='{TOKENIZE}')"
+
+
+def documents(rows, offset="0"):
+    """SQL selecting (seq + `offset`, then COLUMNS) of `rows`, a FROM clause of v1 rows (seq, body);
+    the functions it calls are those `register` makes known."""
+    return (f"SELECT seq + {offset}, om_spread_cjk(t), om_stems(t)"
+            f" FROM (SELECT seq, json_extract(body, '$.text') AS t FROM {rows})")
+
+
+def register(conn):
+    """Make the functions of `documents` known to `conn`."""
+    conn.create_function("om_spread_cjk", 1, spread_cjk, deterministic=True)
+    conn.create_function("om_stems", 1, stems_text, deterministic=True)
+
+
 #: The first format's tables (one column, no stems): dropped when this format is created.
 LEGACY = ("om_fts", "om_fts_state")
 LEGACY_SHADOWS = ("om_fts_data", "om_fts_idx", "om_fts_docsize", "om_fts_config", "om_fts_content")
@@ -186,8 +211,7 @@ def create(conn):
     with _write(conn):
         _drop_legacy(conn)
         conn.execute(
-            f"CREATE VIRTUAL TABLE {TABLE} USING fts5(text, stems, content='',"
-            " tokenize='unicode61 remove_diacritics 2')"
+            f"CREATE VIRTUAL TABLE {TABLE} USING {definition()}"
         )
         conn.execute(f"CREATE TABLE {STATE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.executemany(
@@ -224,7 +248,7 @@ def invalidate(conn):
 
 def extend(conn, chunk=CHUNK):
     """Index rows added since the last search; returns how many were indexed."""
-    _register(conn)
+    register(conn)
     done = 0
     for table, base in (("sources", 0), ("entries", ENTRY_BASE)):
         while True:
@@ -240,8 +264,7 @@ def extend(conn, chunk=CHUNK):
                     break
                 last_seq, last_id = rows[-1]
                 conn.execute(
-                    f"INSERT INTO {TABLE}(rowid, text, stems) SELECT seq + ?, om_spread_cjk(t), om_stems(t)"
-                    f" FROM (SELECT seq, json_extract(body, '$.text') AS t FROM {table} WHERE seq > ? AND seq <= ?)",
+                    f"INSERT INTO {TABLE}(rowid, {COLUMNS}) " + documents(f"{table} WHERE seq > ? AND seq <= ?", "?"),
                     (base, seq, last_seq),
                 )
                 conn.executemany(
@@ -340,11 +363,6 @@ def scores(conn, expression, rowids, seek=True):
             )
         )
     return found
-
-
-def _register(conn):
-    conn.create_function("om_spread_cjk", 1, spread_cjk, deterministic=True)
-    conn.create_function("om_stems", 1, stems_text, deterministic=True)
 
 
 def _write(conn):

@@ -1,9 +1,11 @@
 """`om export`: a session's memory as one JSON, Markdown or HTML document.
 
 Invariants:
-- Read-only. Ledgers are opened with SQLite's `mode=ro` and read in one
-  snapshot each; nothing is created, migrated or cached, so an export works
-  on a store the process cannot write and never changes a ledger.
+- Read-only for the ledgers. They are opened with SQLite's `mode=ro` and read
+  in one snapshot each; nothing in a session directory is created, migrated
+  or cached, so an export works on a store the process cannot write and never
+  changes a ledger. A store-wide export lists the sessions through the store
+  index (om.sessions.index), which it brings up to date when it can.
 - Deterministic. A document is a function of the ledgers alone (no export
   time in it): exporting twice gives the same bytes, and the CLI and the MCP
   tool give the same document.

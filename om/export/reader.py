@@ -31,7 +31,6 @@ def read_session(store, session):
     if not os.path.isfile(path):
         raise NotFound(f"om: no ledger for session {session!r} in store {store}")
     from om.ledger import Ledger
-    from om.sessions.catalogue import database_error
 
     try:
         # open_directory checks that the ledger is the session its directory name hashes.
@@ -42,23 +41,41 @@ def read_session(store, session):
 
 
 def read_all(store):
-    """(snapshots of every readable session, most recent activity first; [{directory, error}] of the rest)."""
-    from om.sessions.catalogue import database_error, scan
+    """(snapshots of every readable session, most recent activity first; [{directory, error}] of the rest).
+
+    The store index (om.sessions.index) names the sessions and the
+    directories that cannot be opened; every session is then read whole.
+    """
+    from om.ledger import Ledger
+    from om.sessions.index import current
 
     store = resolve_store(store, create=False)
-    snapshots, skipped = [], []
-    for name, ledger, meta in scan(store):
+    listed = current(store)
+    skipped = [s for s in listed.skipped if os.path.basename(s["directory"]) not in listed.unlisted]
+    snapshots = []
+    for name in [row[0] for row in listed.rows] + listed.unlisted:
         directory = os.path.join(store, name)
-        if ledger is None:
-            skipped.append({"directory": directory, "error": meta})
-            continue
         try:
-            with ledger:
+            with Ledger.open_directory(store, directory) as ledger:
                 snapshots.append(_read(ledger))
         except (OmError, database_error(), *UNREADABLE) as e:
-            skipped.append({"directory": directory, "error": f"not a readable ledger: {_reason(e)}"})
+            skipped.append({"directory": directory, "error": _failure(e)})
+    skipped.sort(key=lambda s: s["directory"])
     snapshots.sort(key=lambda s: (s["last_activity"] or "", s["session"]), reverse=True)
     return snapshots, skipped
+
+
+def database_error():
+    from om.sessions.catalogue import database_error
+
+    return database_error()
+
+
+def _failure(error):
+    # A directory that stopped being a ledger since the catalogue looked reads as a scan would name it.
+    if isinstance(error, StoreError) and not str(error).startswith("om: "):
+        return str(error)
+    return f"not a readable ledger: {_reason(error)}"
 
 
 #: What a damaged row raises while it is decoded (a body that is not the JSON v1 writes);

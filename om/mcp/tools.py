@@ -412,15 +412,14 @@ def _search_all_tool(store, query, options):
 
 
 def _sessions_tool(store, session, args):
-    from om.jsonio import dumps
-    from om.sessions.catalogue import list_sessions
+    from om.sessions.catalogue import listing_text
     from om.store import validate_session
 
     validate_session(session)  # the listing does not need it, but every tool checks the id it is given
     project = _string_arg("sessions", args, "project") if "project" in args else None
     if store is None or isinstance(store, OmError):
         raise store if isinstance(store, OmError) else UsageError("om: no store")
-    return dumps(list_sessions(store, project))
+    return _chomp(listing_text(store, project, as_json=True)[0])
 
 
 def _chomp(text):

@@ -1,10 +1,14 @@
 """`om sessions`: the store's sessions, read without writing, and removing one for good.
 
 Invariants:
-- Listing never creates or writes anything: the store must exist, every ledger
-  is opened read-only (`mode=ro`, no journal mode change), so it works on a
-  store the caller can only read. A session directory that cannot be read as
-  a v1 ledger of the session its name hashes is skipped and named, never fatal.
+- Listing never writes a ledger: the store must exist, every ledger is opened
+  read-only (`mode=ro`, no journal mode change), so it works on a store the
+  caller can only read. A session directory that cannot be read as a v1
+  ledger of the session its name hashes is skipped and named, never fatal.
+- The listing is read through the store index (om.sessions.index), which it
+  creates or brings up to date when the store can be written, and which gives
+  what reading every ledger gives; where the store cannot be written and has
+  no index, every ledger is read and nothing is created.
 - Order: most recent activity first (the newest of last capture, last
   checkpoint and creation), then session id, so equal listings print equally.
 - Removal leaves the whole session or nothing: under the ledger's exclusive
@@ -148,22 +152,136 @@ def scan(store, project=None, writable=False):
         yield name, ledger, meta
 
 
-def list_sessions(store, project=None):
-    """{"store", "project", "sessions": [rows, most recent first], "skipped": [{directory, error}]}."""
+def list_sessions(store, project=None, progress=None, use_index=True, payload=("doc", "cells")):
+    """{"store", "project", "sessions": Rows (most recent first), "skipped": [{directory, error}]}.
+
+    Read through the store index (om.sessions.index), which gives what reading
+    every ledger gives; `use_index=False` reads every ledger and touches no
+    index. `payload` names what each row carries: "doc" (its JSON, its
+    fields) and "cells" (the table).
+    """
+    from om.sessions.index import current
+
     store = open_store(store)
     root = project_filter(project) if project is not None else None
-    rows, skipped = [], []
-    for name, ledger, meta in scan(store, root):
-        if ledger is None:
-            skipped.append({"directory": os.path.join(store, name), "error": meta})
-            continue
-        try:
-            with ledger:
-                rows.append(summarize(ledger, meta))
-        except (database_error(), StoreError) as e:
-            skipped.append({"directory": os.path.join(store, name), "error": f"not a readable ledger: {e}"})
-    rows.sort(key=recency)
-    return {"store": store, "project": root, "sessions": rows, "skipped": skipped}
+    found = current(store, progress, keep_index=True, use_index=use_index)
+    try:
+        return _listing(found, root, payload)
+    finally:
+        if found.index is not None:
+            found.index.close()
+
+
+def _listing(found, root, payload):
+    rows = found.carrying(payload).rows
+    rows = rows if root is None else [r for r in rows if r[3] == root]
+    return {"store": found.store, "project": root, "sessions": Rows(found.store, rows, payload),
+            "skipped": found.skipped}
+
+
+def listing_text(store, project=None, as_json=False, progress=None):
+    """(What `om sessions [--json]` prints, the skipped directories).
+
+    While nothing changed in the store since the index last changed, this is
+    the text printed then, kept in the index (`Index.output`).
+    """
+    from om.sessions.index import current
+
+    store = open_store(store)
+    root = project_filter(project) if project is not None else None
+    found = current(store, progress, keep_index=True)
+    index = found.index
+    try:
+        key = "\x1f".join(("json" if as_json else "table", store, root or ""))
+        if found.version is not None:
+            text = index.output(key, found.version)
+            if text is not None:
+                return text, found.skipped
+        listing = _listing(found, root, ("doc",) if as_json else ("cells",))
+        text = listing_json(listing) + "\n" if as_json else render_table(listing)
+        if found.version is not None:
+            index.save_output(key, found.version, text)
+        return text, listing["skipped"]
+    finally:
+        if index is not None:
+            index.close()
+
+
+def listing_json(listing):
+    """The listing as one canonical JSON document (what `dumps` of its rows' fields gives)."""
+    from om.jsonio import dumps
+
+    head = dumps({"store": listing["store"], "project": listing["project"]})[:-1]
+    rows = listing["sessions"]
+    docs = []
+    if rows:
+        # The database path of every row differs only in the directory name, which needs no escaping.
+        first = rows.rows[0][0]
+        before = dumps(rows.database(rows.rows[0]))[: -len(first + "/" + DB_NAME) - 1]
+        after = "/" + DB_NAME + '"}'
+        docs = [f'{doc[:-1]},"database":{before}{row[0]}{after}' for row, doc in zip(rows.rows, rows.docs())]
+    return f'{head},"sessions":[{",".join(docs)}],"skipped":{dumps(listing["skipped"])}}}'
+
+
+# -- rows as the store index keeps them ---------------------------------------------
+
+
+def encode(name, stamp, row):
+    """A summary (`summarize`) as the store index stores it: the columns of om.derived.store_index."""
+    from om.jsonio import dumps
+
+    doc = dumps({key: value for key, value in row.items() if key != "database"})
+    activity = max((t for t in (row["last_capture"], row["last_checkpoint"]) if t), default=None)
+    return (name, stamp, listing_key(row.get("last_activity"), row["session"]), row["project"], row["session"],
+            activity, doc, UNIT.join(cells(row)), listing_key(activity, row["session"]))
+
+
+def listing_key(activity, session):
+    """`recency` as bytes that sort the same way (so the index can keep the order)."""
+    # Each code point c becomes 0x110000 - c in three bytes: larger code points sort first, and a
+    # timestamp that is a prefix of another sorts first, as the tuple of negated code points does.
+    desc = b"".join((0x110000 - ord(ch)).to_bytes(3, "big") for ch in (activity or ""))
+    return desc + b"\0\0\0" + session.encode("utf-8")
+
+
+#: Separates the table cells of a stored row (never in a cell: `printable` escapes control characters).
+UNIT = "\x1f"
+
+
+class Rows:
+    """The listing's rows as the index keeps them (tuples of om.sessions.index.current), decoded only
+    when a row's fields are asked for: `doc` is each row's JSON, `cells` its table cells."""
+
+    def __init__(self, store, rows, payload):
+        self.store, self.rows = store, rows
+        self._doc = payload.index("doc") + 4 if "doc" in payload else None
+        self._cells = payload.index("cells") + 4 if "cells" in payload else None
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __bool__(self):
+        return bool(self.rows)
+
+    def database(self, row):
+        return os.path.join(self.store, row[0], DB_NAME)
+
+    def docs(self):
+        return [row[self._doc] for row in self.rows]
+
+    def cells(self):
+        return [row[self._cells] for row in self.rows]
+
+    def fields(self):
+        """Every row as the dict `summarize` gives."""
+        from om.jsonio import loads
+
+        found = []
+        for row in self.rows:
+            fields = loads(row[self._doc])
+            fields["database"] = self.database(row)
+            found.append(fields)
+        return found
 
 
 # -- the text table -------------------------------------------------------------
@@ -185,7 +303,10 @@ NUMERIC = {"sources", "observations", "reflections", "pending"}
 
 def printable(text):
     """Text on one line: control and other non-printable characters escaped."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _notes(row):
@@ -197,34 +318,32 @@ def _notes(row):
     return ", ".join(notes)
 
 
+def cells(row):
+    """The table cells of one summary, in COLUMNS order."""
+    line = []
+    for _, key in COLUMNS:
+        if key is None:
+            line.append(_notes(row))
+        elif key == "project":
+            line.append(printable(row[key]) if row[key] else "unknown")
+        else:
+            value = row[key]
+            line.append("-" if value is None else printable(value))
+    return line
+
+
 def render_table(listing):
     """The listing as an aligned table a person reads."""
     rows = listing["sessions"]
     if not rows:
         where = f" of project {listing['project']}" if listing.get("project") else ""
         return f"No sessions{where} in {listing['store']}.\n"
-    cells = []
-    for row in rows:
-        line = []
-        for _, key in COLUMNS:
-            if key is None:
-                line.append(_notes(row))
-            elif key == "project":
-                line.append(printable(row[key]) if row[key] else "unknown")
-            else:
-                value = row[key]
-                line.append("-" if value is None else printable(value))
-        cells.append(line)
-    widths = [max(len(title), *(len(line[i]) for line in cells)) for i, (title, _) in enumerate(COLUMNS)]
-
-    def fmt(line):
-        parts = []
-        for i, (cell, (_, key)) in enumerate(zip(line, COLUMNS)):
-            parts.append(cell.rjust(widths[i]) if key in NUMERIC else cell.ljust(widths[i]))
-        return "  ".join(parts).rstrip()
-
-    out = [fmt([title for title, _ in COLUMNS])] + [fmt(line) for line in cells]
-    return "\n".join(out) + "\n"
+    titles = [title for title, _ in COLUMNS]
+    table = [titles] + [cells.split(UNIT) for cells in rows.cells()]
+    widths = [max(map(len, column)) for column in zip(*table)]
+    # One format for every line: each cell padded to its column, numbers to the right.
+    line = "  ".join("{:%s%d}" % (">" if key in NUMERIC else "<", width) for (_, key), width in zip(COLUMNS, widths))
+    return "\n".join(line.format(*cells).rstrip() for cells in table) + "\n"
 
 
 # -- removal ----------------------------------------------------------------------
@@ -307,8 +426,8 @@ def inactive(store, days, project=None, now=None):
         raise InputError("om: --inactive-for takes a whole number of days, at least 1")
     now = time.time() if now is None else now
     cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - days * 86400))
-    listing = list_sessions(store, project)
-    rows = [row for row in listing["sessions"] if _older(row, cutoff)]
+    listing = list_sessions(store, project, payload=("doc",))
+    rows = [row for row in listing["sessions"].fields() if _older(row, cutoff)]
     return listing["store"], cutoff, rows, listing["skipped"]
 
 

@@ -1,21 +1,27 @@
 """`om search QUERY --all-sessions [--project DIR]`: one ranked list over a store's sessions.
 
 Invariants:
-- Each session is searched by om.search exactly as a search of that session
-  alone would search it (same query rules, same score), so a result's score
-  means the same thing in both. The session's own derived index may be built
-  or caught up in its ledger (the only write, under the same locking as
-  today); its v1 tables are never written, and a ledger this process cannot
-  write is scanned instead.
+- Each session searched is searched by om.search exactly as a search of that
+  session alone would search it (same query rules, same score), so a
+  result's score means the same thing in both. The session's own derived
+  index may be built or caught up in its ledger (the only write, under the
+  same locking as today); its v1 tables are never written, and a ledger this
+  process cannot write is scanned instead.
+- Only sessions that can change the merged list are searched: the store
+  index (om.sessions.searchindex) bounds each session's best score, sessions
+  are searched best bound first, and the search stops once the merged list
+  is full and no unsearched session's bound could enter it. The answer is the
+  one searching every session gives.
 - Merge rule: higher score first; at equal score a memory before a source, then
   the more recently active session, then that session's own order. Every
   session contributes at most `limit` results, which is enough: the merged top
   `limit` cannot need a session's result ranked below its own top `limit`.
 - Feedback (om.feedback) happens once, on the merged list: when it holds fewer
   than `limit` results, the expansion's words are searched across the sessions
-  the same way and its results come after every first-pass one.
+  the same way (bounds included) and its results come after every first-pass one.
 - Every result names its session; a session directory that cannot be read is
-  skipped and named, never fatal; nothing is created.
+  skipped and named, never fatal; nothing is created but the store index,
+  where the store can be written.
 """
 
 import os
@@ -24,53 +30,153 @@ from om.errors import InputError, StoreError
 from om.sessions import catalogue
 
 
-def search_all(store, query, sources=False, retired=False, limit=10, project=None):
+class Candidate:
+    """A session in the search's scope, as the catalogue lists it."""
+
+    __slots__ = ("name", "stamp", "project", "session", "recent", "id", "searched")
+
+    def __init__(self, row):
+        self.name, self.stamp, _, self.project, self.session, self.recent, self.id, self.searched = row
+
+
+def search_all(store, query, sources=False, retired=False, limit=10, project=None, progress=None):
     """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...]},
     and "expansion" when a weak merged list was expanded (om.feedback)."""
     from om import search as single
+    from om.sessions.index import current
 
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= single.MAX_LIMIT:
         raise InputError(f"om: --limit must be 1 to {single.MAX_LIMIT}")
     q = single.Query(query)  # a query without searchable words fails before any ledger is opened
     store = catalogue.open_store(store)
     root = catalogue.project_filter(project) if project is not None else None
-    merged, skipped, searched = _merged(store, root, query, sources, retired, limit)
-    found = {"query": query, "project": root, "sessions": searched, "results": merged, "skipped": skipped}
-    # One expansion for the whole list, from its merged first pass, by one session's rule.
-    expanded = single.expand(q, merged, limit,
-                             lambda qx: _merged(store, root, qx.text, sources, retired, limit, prefix=False)[0])
+    listed = current(store, progress, keep_index=True, payload=("session", "recent", "id", "searched"))
+    try:
+        scope = Scope(store, listed, root, progress)
+        merge = scope.merged(q, True, sources, retired, limit)
+        merged = merge.results()
+        found = {"query": query, "project": root, "sessions": scope.searched(merge), "results": merged,
+                 "skipped": scope.skipped(merge)}
+        # One expansion for the whole list, from its merged first pass, by one session's rule.
+        expanded = single.expand(q, merged, limit,
+                                 lambda qx: scope.merged(qx, False, sources, retired, limit).results())
+    finally:
+        if listed.index is not None:
+            listed.index.close()
     if expanded is not None:
         found["expansion"], found["results"] = expanded
     single.cut_snippets(found, q)
     return found
 
 
-def _merged(store, root, query, sources, retired, limit, prefix=True):
-    """(the merged top `limit` with whole texts, skipped directories, sessions searched)."""
-    from om import search as single
-    from om.sessions.catalogue import database_error
+class Scope:
+    """The sessions a cross-session search covers, with the store index's bounds when there are any."""
 
-    found, skipped, searched = [], [], 0
-    for name, ledger, meta in catalogue.scan(store, root, writable=True):
-        if ledger is None:
-            skipped.append({"directory": os.path.join(store, name), "error": meta})
-            continue
+    def __init__(self, store, listed, root, progress):
+        from om.sessions import searchindex
+
+        self.store, self.listed, self.root = store, listed, root
+        self.candidates = {c.name: c for c in map(Candidate, listed.rows) if root is None or c.project == root}
+        self.index, self.behind = None, set(self.candidates)
+        if searchindex.usable(listed.index):
+            self.index = listed.index
+            self.behind = searchindex.bring_up_to_date(self.index, store, self.candidates.values(), progress)
+        self.by_id = {c.id: c for c in self.candidates.values() if c.name not in self.behind}
+
+    def merged(self, q, prefix, sources, retired, limit):
+        """The Merge of every session's search for `q`: searching only the sessions its bounds keep."""
+        from om.sessions import searchindex
+
+        order = None
+        if self.index is not None:
+            order = searchindex.ceilings(self.index, q, sources, exact=self.index.writable)
+        merge = Merge(self.store, q.text, prefix, sources, retired, limit)
+        for name in sorted(self.behind) if order is not None else list(self.candidates):
+            merge.search(name, self.candidates[name])
+        for name in self.listed.unlisted:
+            merge.search(name, None, self.root)
+        for session_id, kind, bucket, recent in order or ():
+            if merge.full() and (-bucket, 0 if kind == 1 else 1, recent, -1) >= merge.last():
+                break
+            candidate = self.by_id.get(session_id)
+            if candidate is not None and not merge.done(candidate.name):
+                merge.search(candidate.name, candidate)
+        return merge
+
+    def skipped(self, merge):
+        listed = self.listed
+        found = [s for s in listed.skipped if os.path.basename(s["directory"]) not in listed.unlisted]
+        return sorted(found + [{"directory": s["directory"], "error": s["error"]} for s in merge.skipped],
+                      key=lambda s: s["directory"])
+
+    def searched(self, merge):
+        """Sessions searched, as searching every one counts them: every one in scope that could be read."""
+        return len(self.candidates) + merge.unlisted - sum(1 for s in merge.skipped if s["listed"])
+
+
+class Merge:
+    """The merged list: every searched session's results, each keyed as the merge orders them.
+
+    Key: higher score (in ten-thousandths, as printed), a memory before a
+    source, the more recently active session (catalogue.listing_key of its
+    activity), that session's own order.
+    """
+
+    def __init__(self, store, query, prefix, sources, retired, limit):
+        self.store, self.query, self.prefix = store, query, prefix
+        self.sources, self.retired, self.limit = sources, retired, limit
+        self.found, self.skipped, self.unlisted, self.seen = [], [], 0, set()
+
+    def done(self, name):
+        return name in self.seen
+
+    def full(self):
+        return len(self.found) >= self.limit
+
+    def last(self):
+        """The key of the last result that the merged list keeps now."""
+        self.found.sort(key=lambda f: f[0])
+        del self.found[self.limit:]
+        return self.found[-1][0]
+
+    def search(self, name, candidate, root=None):
+        """Search one session as alone; a session the catalogue could not summarize (`candidate` None)
+        is checked against the project `root` and its activity read here."""
+        from om import search as single
+        from om.sessions.catalogue import database_error, listing_key
+
+        self.seen.add(name)
+        directory = os.path.join(self.store, name)
+        try:
+            ledger, meta = catalogue.open_ledger(self.store, name, writable=True)
+        except catalogue.Unreadable as e:
+            self.skipped.append({"directory": directory, "error": str(e), "listed": candidate is not None})
+            return
         try:
             with ledger:
-                last = _last_activity(ledger)
+                if candidate is None:
+                    if root is not None and meta.get(catalogue.PROJECT_KEY) != root:
+                        return
+                    recent = listing_key(_last_activity(ledger), ledger.session)
+                else:
+                    recent = candidate.recent
                 # Whole texts: only the results that survive the merge are cut into snippets.
-                results = single.search(ledger, query, sources, retired, limit, snippets=False, feedback=False,
-                                        prefix=prefix)["results"]
+                results = single.search(ledger, self.query, self.sources, self.retired, self.limit,
+                                        snippets=False, feedback=False, prefix=self.prefix)["results"]
         except (database_error(), StoreError) as e:
-            skipped.append({"directory": os.path.join(store, name), "error": f"not a readable ledger: {e}"})
-            continue
-        searched += 1
+            self.skipped.append({"directory": directory, "error": f"not a readable ledger: {e}",
+                                 "listed": candidate is not None})
+            return
+        if candidate is None:
+            self.unlisted += 1
         for rank, result in enumerate(results):
-            found.append((ledger.session, last, rank, result))
-    # Most recently active session first among equals: sort by the tie-breakers, then stably by score.
-    found.sort(key=lambda f: (catalogue.recency({"session": f[0], "last_activity": f[1]}), f[2]))
-    found.sort(key=lambda f: (-f[3]["score"], f[3]["kind"] == "source"))
-    return [dict({"session": session}, **result) for session, _, _, result in found[:limit]], skipped, searched
+            key = (-round(result["score"] * 10000), result["kind"] == "source", recent, rank)
+            self.found.append((key, ledger.session, result))
+
+    def results(self):
+        """The merged top `limit`, each result naming its session, with whole texts (snippets cut later)."""
+        self.found.sort(key=lambda f: f[0])
+        return [dict({"session": session}, **result) for _, session, result in self.found[: self.limit]]
 
 
 def _last_activity(ledger):

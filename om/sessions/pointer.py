@@ -11,22 +11,28 @@ Invariants:
 - Bounded: the text added to the start context is at most MAX_BYTES UTF-8
   bytes whatever the store holds; when no form of it fits, nothing is added.
   A session whose id cannot be shown on one line is never named.
-- Bounded work: at most MAX_VISITS ledgers are opened, the most recently
-  written first, however many sessions the store holds (a SessionStart hook
-  must stay fast); a project whose sessions all lie beyond them gets no
-  pointer, and `search --all-sessions --project` still finds them.
+- Bounded work: a SessionStart hook must stay fast however many sessions the
+  store holds. With a store index (kept by the store-wide reads, never
+  written here), the project's MAX_VISITS most recently active sessions it
+  lists are checked by one stat each and only changed ones opened; the
+  sessions it does not list yet, and every session without an index, are
+  visited as before: at most MAX_VISITS ledgers, the most recently written
+  first. A session beyond both bounds gets no pointer, and `search
+  --all-sessions --project` still finds it.
 - Client-agnostic: `start_note` is what every adapter's SessionStart calls; it
   also records the project (om.project) and never raises, because
   the rest of the start context matters more than the pointer.
 """
 
-from om.fastpath import join, posix
+from om.fastpath import basename, join, posix
 from om.store import DB_NAME
 
 MAX_BYTES = 1200
 MAX_SESSIONS = 3
-#: Ledgers the pointer opens at most (about half a millisecond each).
+#: Ledgers the pointer opens at most (about half a millisecond each), and store-index rows it checks.
 MAX_VISITS = 64
+#: The longest a session's start waits for another process's write of the store index (then it reads the ledgers).
+INDEX_WAIT = 0.2
 STARTS = ("startup", "clear")
 
 
@@ -60,20 +66,69 @@ def start_note(ledger, cwd, source, command_of=None):
 
 def project_sessions(store, project, exclude):
     """Summaries of the other readable sessions of `project`: at least the MAX_SESSIONS most
-    recently active eligible ones (pointer_text picks among them).
+    recently active eligible ones the store index and the newest unindexed ledgers show
+    (pointer_text picks among them).
 
-    Ledgers are visited newest file first and the visit stops once MAX_SESSIONS
-    eligible sessions are all more recent than the next file was last written:
-    every activity time is a capture or checkpoint time, written to the file
-    when it happened, so a file's modification time is never older than its
-    last activity (a second of slack covers the timestamps' whole seconds).
-    Files written after their last activity (a search building its index, a
-    copied store) defeat that rule, so the visit also stops after MAX_VISITS
-    ledgers.
+    With a store index (om.sessions.index), its rows of the project are taken
+    most recent first, at most MAX_VISITS of them, each checked by one stat
+    and read again from its ledger when it changed since; then the session
+    directories the index does not know yet are visited as below. The index is
+    opened read-only and never written here.
+
+    Without one, ledgers are visited newest file first and the visit stops
+    once MAX_SESSIONS eligible sessions are all more recent than the next
+    file was last written: every activity time is a capture or checkpoint
+    time, written to the file when it happened, so a file's modification time
+    is never older than its last activity (a second of slack covers the
+    timestamps' whole seconds). Files written after their last activity (a
+    search building its index, a copied store) defeat that rule, so the visit
+    also stops after MAX_VISITS ledgers.
     """
-    import time
-
     from om.sessions import catalogue
+    from om.store import session_dir
+
+    own = basename(session_dir(store, exclude))
+    names = [name for name in posix.listdir(store) if name.startswith(catalogue.DIR_PREFIX) and name != own]
+    rows, indexed = _indexed(store, project, own)
+    if indexed is not None:
+        names = [name for name in names if name not in indexed]
+    return rows + _newest(store, project, exclude, names, rows)
+
+
+def _indexed(store, project, own):
+    """(summaries of the project from the store index, checked; every name it knows), or ([], None)."""
+    from om.derived.store_index import open_index
+    from om.sessions.index import stamp_of
+    from om.sqlite import load
+
+    index = open_index(store, readonly=True, timeout=INDEX_WAIT)
+    if index is None:
+        return [], None
+    try:
+        with index:
+            known = index.project_rows(project, MAX_VISITS, ("name", "stamp", "doc"))
+            indexed = index.names()
+    except load().Error:
+        return [], None
+    rows = []
+    for name, stamp, doc in known:
+        if name == own:
+            continue
+        if stamp and stamp_of(store, name) == stamp:
+            from om.jsonio import loads
+
+            row = loads(doc)
+            row["database"] = join(store, name, DB_NAME)
+        else:
+            row = _summary(store, name, project)
+        if row is not None:
+            rows.append(row)
+    return rows, indexed
+
+
+def _newest(store, project, exclude, names, seen):
+    """Summaries of the project's sessions among `names`, newest ledger file first (see project_sessions)."""
+    import time
 
     def written(name):
         try:
@@ -81,31 +136,41 @@ def project_sessions(store, project, exclude):
         except OSError:
             return float("inf")  # visited (and skipped) first
 
-    rows, recent = [], []
+    rows = []
+    recent = sorted((r["last_activity"] for r in seen if eligible(r, exclude, project) and r["last_activity"]),
+                    reverse=True)
     # Each ledger is stat'ed once: the same time sorts it and bounds the visit.
-    newest = sorted(((written(name), name) for name in catalogue.session_directories(store)),
-                    key=lambda pair: pair[0], reverse=True)
+    newest = sorted(((written(name), name) for name in names), key=lambda pair: pair[0], reverse=True)
     for mtime, name in newest[:MAX_VISITS]:
         if len(recent) >= MAX_SESSIONS:
             if mtime != float("inf"):
                 bound = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime + 1))
                 if recent[MAX_SESSIONS - 1] > bound:
                     break
-        try:
-            ledger, meta = catalogue.open_ledger(store, name)
-        except catalogue.Unreadable:
-            continue
-        try:
-            with ledger:
-                if ledger.session == exclude or meta.get(catalogue.PROJECT_KEY) != project:
-                    continue
-                row = catalogue.summarize(ledger, meta)
-        except Exception:
+        row = _summary(store, name, project)
+        if row is None or row["session"] == exclude:
             continue
         rows.append(row)
         if eligible(row, exclude, project) and row["last_activity"]:
             recent = sorted(recent + [row["last_activity"]], reverse=True)
     return rows
+
+
+def _summary(store, name, project):
+    """The summary of one session directory when it is a readable session of `project`, else None."""
+    from om.sessions import catalogue
+
+    try:
+        ledger, meta = catalogue.open_ledger(store, name)
+    except catalogue.Unreadable:
+        return None
+    try:
+        with ledger:
+            if meta.get(catalogue.PROJECT_KEY) != project:
+                return None
+            return catalogue.summarize(ledger, meta)
+    except Exception:
+        return None
 
 
 def eligible(row, session, project):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import run_om
-from sessions_support import age, database, hook, om_json, session_with_memory, start
+from sessions_support import age, database, hook, ledger_path, om_json, session_with_memory, start
 
 MARK = "om: earlier sessions of this project hold memory"
 
@@ -127,7 +127,7 @@ def _copies(store, template, sessions):
     """A copy of `template`'s ledger for each of `sessions`, renamed to it as a peer would name it."""
     from om.ids import session_hash  # the documented directory naming, computed like a peer would
 
-    data = database(store, template).read_bytes()
+    data = ledger_path(store, template).read_bytes()
     for session in sessions:
         directory = store / ("session-" + session_hash(session))
         directory.mkdir(mode=0o700)
@@ -138,27 +138,56 @@ def _copies(store, template, sessions):
         conn.close()
 
 
-def test_the_pointer_opens_only_the_most_recently_written_ledgers_however_many_the_store_holds(
-        store, project, tmp_path):
+def _named(note):
+    return [line.split('"')[1] for line in note.splitlines() if line.startswith('- "')]
+
+
+def test_without_a_store_index_the_pointer_opens_only_the_most_recently_written_ledgers(store, project, tmp_path):
     import os
 
     from om.sessions.pointer import MAX_VISITS
 
     for i in range(3):
         session_with_memory(store, f"ours-{i}", project, f"Our fact {i}.")
-        os.utime(database(store, f"ours-{i}"), (1.6e9 + i, 1.6e9 + i))  # written long ago
+        os.utime(ledger_path(store, f"ours-{i}"), (1.6e9 + i, 1.6e9 + i))  # written long ago
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     session_with_memory(store, "theirs", elsewhere, "Their fact.")
     # Written since: as many newer ledgers as the pointer opens.
     _copies(store, "theirs", [f"theirs-{i}" for i in range(MAX_VISITS - 1)])
     assert pointer(start(store, "fresh", project)) == ""  # ours lie beyond the ledgers it opens
-    os.utime(database(store, "ours-1"), (time.time() + 60, time.time() + 60))  # written again since
-    named = [line.split('"')[1] for line in pointer(start(store, "fresh-2", project)).splitlines()
-             if line.startswith('- "')]
-    assert named == ["ours-1"]
+    os.utime(ledger_path(store, "ours-1"), (time.time() + 60, time.time() + 60))  # written again since
+    assert _named(pointer(start(store, "fresh-2", project))) == ["ours-1"]
+    assert not (store / "index").exists()  # the pointer never makes the store index
     # The listing still sees every session.
     assert run_om("--store", store, "sessions", "--project", str(project)).stdout.count("ours-") == 3
+
+
+def test_with_a_store_index_the_pointer_finds_the_project_behind_any_number_of_newer_ledgers(store, project, tmp_path):
+    import os
+
+    from om.sessions.pointer import MAX_VISITS
+
+    for i in range(3):
+        session_with_memory(store, f"ours-{i}", project, f"Our fact {i}.")
+        age(store, f"ours-{i}", f"2026-0{i + 1}-01T00:00:00Z")
+        os.utime(ledger_path(store, f"ours-{i}"), (1.6e9 + i, 1.6e9 + i))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    session_with_memory(store, "theirs", elsewhere, "Their fact.")
+    _copies(store, "theirs", [f"theirs-{i}" for i in range(2 * MAX_VISITS)])
+    assert run_om("--store", store, "sessions").returncode == 0  # a store-wide read keeps the index
+    index = sorted(os.listdir(store / "index"))
+    # The most recent first, as many of the three as the byte bound leaves room for (long paths here).
+    named = _named(pointer(start(store, "fresh", project)))
+    assert len(named) >= 2 and named == ["ours-2", "ours-1", "ours-0"][:len(named)]
+    # Changed since the index was written (by hand, as a peer would): checked by its stamp and read again.
+    age(store, "ours-0", "2026-05-01T00:00:00Z")
+    assert _named(pointer(start(store, "fresh-2", project))) == ["ours-0", "ours-2", "ours-1"][:len(named)]
+    # A session the index does not know yet is visited, newest ledger first.
+    session_with_memory(store, "ours-new", project, "A newer fact.")
+    assert _named(pointer(start(store, "fresh-3", project)))[0] == "ours-new"
+    assert sorted(os.listdir(store / "index")) == index  # read, never written: no journal left either
 
 
 def test_the_pointer_stays_within_its_bound_with_a_thousand_sessions_of_long_ids(store, project):

@@ -1,0 +1,133 @@
+"""The store index's search part: which sessions' searches can reach the merged top, known without opening them.
+
+For every session the catalogue lists, the index keeps the statistics of its
+ledger's documents as om_fts tokenizes them (om.derived.store_index: per
+token, column and kind, how many documents hold it and bounds on its
+frequency and their length; the session's corpus size; every entry's text).
+From them and the ranking rule's ceiling (om.search.ceiling) it bounds the
+score any result of a session can have, so cross-session search
+(om.sessions.crosssearch) searches sessions best bound first and stops when
+no unsearched session can change the merged list.
+
+Invariants:
+- Bounds, never answers: a session that is searched is searched by om.search
+  exactly as alone; the index only decides which ones need not be. A bound
+  is never below the score om.search gives: frequencies only at most, lengths
+  and document counts only at least, and presence only where every token of
+  a phrase occurs. Where the per-session search may scan instead of asking
+  FTS5 (an index this process cannot write, hence maybe ledgers it cannot
+  either), relevance is not bounded at all and only coverage prunes.
+- Kept true like the catalogue: a session's rows were read at its catalogue
+  stamp; any other stamp, or an unsettled one, reads them again, only the rows
+  after what they cover when the ledger's first rows are unchanged (om_fts's
+  rule: same count, same id at the covered seq) and its `om_generation` is
+  the same, else all of them. A session whose rows cannot be brought up to
+  date here is simply searched.
+- A ledger is only read: attached with `mode=ro` to a private in-memory
+  database (om.derived.store_index.Reader).
+"""
+
+import os
+
+#: Reading this many sessions' search rows in one call says so on stderr.
+NOTICE_AT = 200
+#: Sessions whose search rows are stored in one transaction.
+CHUNK = 200
+#: Sessions to read at least before the token index of `terms` is dropped and made again after.
+BULK = 1000
+
+
+def bring_up_to_date(index, store, rows, progress=None):
+    """Read the search rows of the catalogue `rows` (Candidates) that are not current, and store them.
+
+    Returns the names whose rows are still not current (unreadable ledgers, an
+    index this process cannot write): those must be searched whatever the bounds say.
+    """
+    import time
+
+    from om.search import K1, B
+    from om.sessions.index import _say
+
+    stale = [r for r in rows if r.id is None or not r.stamp or r.searched != r.stamp]
+    if index.writable and not index.searchable():
+        index.bulk(False)  # a large build was killed before it made the token index again
+    if not stale or not index.writable:
+        return {r.name for r in stale}
+    loud = progress is not None and len(stale) >= NOTICE_AT
+    began = time.monotonic()
+    if loud:
+        _say(progress, f"om: reading {len(stale)} sessions into the search part of the store index of {store}"
+                       " (once; later searches read only what changed)")
+    behind = {r.name for r in stale if r.id is None}
+    work = [r for r in stale if r.id is not None]
+    known = {r.id: index.coverage(r.id) for r in work}
+    batch = []
+    reads = _reads(store, work, known)
+    bulk = len(work) >= BULK and index.bulk(True)
+    try:
+        for row, read in reads:
+            if read is None:
+                behind.add(row.name)
+                continue
+            batch.append((row.name, row.id, row.stamp, *read))
+            if len(batch) >= CHUNK:
+                if not index.save_search(batch, K1, B):
+                    return {r.name for r in stale}
+                batch = []
+        if batch and not index.save_search(batch, K1, B):
+            return {r.name for r in stale}
+    finally:
+        reads.close()
+        if bulk:
+            index.bulk(False)
+    if loud:
+        _say(progress, f"om: read {len(stale)} sessions' search rows in {time.monotonic() - began:.1f} s")
+    return behind
+
+
+def _reads(store, rows, known):
+    """Yield (row, (statistics, full) or None) for each row, read through one Reader."""
+    from om.derived.store_index import Reader
+    from om.sqlite import load
+    from om.store import DB_NAME
+
+    reader = Reader()
+    try:
+        for row in rows:
+            try:
+                yield row, reader.read(os.path.join(store, row.name, DB_NAME), row.session, known[row.id])
+            except load().Error:
+                yield row, None
+    finally:
+        reader.close()
+
+
+def ceilings(index, q, sources, exact):
+    """A cursor of (session id, kind, bucket, recent) rows, best bound first (`Index.ceilings`), or None
+    when the query has no phrase FTS5 would match (then every session is searched)."""
+    from om import search as single
+
+    texts = [" ".join(tokens) for own in q.phrases for (_, tokens, _) in own]
+    made = iter(index.tokens(texts))
+    phrases = []
+    for i, own in enumerate(q.phrases):
+        for column, _, prefix in own:
+            words = next(made)
+            if not words:
+                return None
+            phrases.append((i, column, [(w, prefix and k == len(words) - 1) for k, w in enumerate(words)]))
+    memories = dict.fromkeys(index.memory_sessions(q.and_expr), 1)
+    if q.phrase_expr is not None:
+        memories.update(dict.fromkeys(index.memory_sessions(q.phrase_expr), 2))
+    rows = index.ceilings(phrases, len(q.terms), single.ceiling, memories, exact, single.K1,
+                          has_phrase=q.phrase_expr is not None)
+    if not sources:
+        return (r for r in rows if r[1] == 1)
+    return rows
+
+
+def usable(index):
+    """Whether this index can hold a search part (FTS5 is there to tokenize as om_fts does)."""
+    from om.derived import fts
+
+    return index is not None and fts.fts5_available(index.conn)

@@ -1,0 +1,306 @@
+"""The store index (<store>/index/): derived, disposable, never wrong, as a subprocess.
+
+What it is, where it lives and with which modes; that deleting, damaging or
+replacing it only costs time; that a change no stamp field but the change time
+shows is seen; read-only stores; kill -9 in the middle of an update; and
+readers racing a writer.
+"""
+
+import json
+import os
+import random
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+from conftest import ROOT, RUNTIME_ARGV, run_om, run_read_only
+from sessions_support import ledger_path, peer_source, v1_session, v1_tables
+
+INDEX = os.path.join("index", "store-v1.sqlite3")
+
+
+def listing(store, *args):
+    r = run_om("--store", store, "sessions", "--json", *args)
+    assert r.returncode == 0, r
+    return r.json
+
+
+def reference(store, tmp_path):
+    """What reading every ledger gives: the listing of a copy of the store without its index."""
+    twin = tmp_path / ("twin-" + os.urandom(4).hex())
+    shutil.copytree(store, twin, ignore=shutil.ignore_patterns("index"))
+    try:
+        return json.loads(json.dumps(listing(twin)).replace(str(twin), str(store)))
+    finally:
+        shutil.rmtree(twin)
+
+
+def many(store, count, words=("redis", "cache", "timeout", "deploy")):
+    rng = random.Random(count)
+    for i in range(count):
+        v1_session(store, f"s{i:04d}", [" ".join(rng.choices(words, k=8)) for _ in range(3)], memory=i % 2 == 0)
+
+
+def test_the_index_is_one_private_file_beside_the_sessions_and_changes_no_ledger(store, tmp_path):
+    many(store, 5)
+    before = {p: v1_tables(p) for p in store.glob("session-*/memory.sqlite3")}
+    first = listing(store)
+    path = store / INDEX
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700 and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert sorted(os.listdir(store / "index")) == ["store-v1.sqlite3"]
+    assert {p: v1_tables(p) for p in store.glob("session-*/memory.sqlite3")} == before
+    assert all(sorted(os.listdir(d)) == ["memory.sqlite3"] for d in store.glob("session-*"))
+    assert listing(store) == first == reference(store, tmp_path)
+
+
+def test_deleting_damaging_or_replacing_the_index_costs_time_never_an_answer(store, tmp_path):
+    many(store, 6)
+    expected = listing(store)
+    shutil.rmtree(store / "index")
+    assert listing(store) == expected and (store / INDEX).exists()
+    (store / INDEX).write_bytes(b"not a database " * 1000)
+    assert listing(store) == expected
+    conn = sqlite3.connect(store / INDEX)
+    conn.execute("UPDATE meta SET value = 'some other format' WHERE key = 'format'")
+    conn.commit()
+    conn.close()
+    assert listing(store) == expected
+    conn = sqlite3.connect(store / INDEX)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0] != "some other format"
+    conn.close()
+    time.sleep(3.2)
+    listing(store)  # every row is stored settled now: trusted on its stamp alone
+    conn = sqlite3.connect(store / INDEX)
+    conn.execute("UPDATE sessions SET doc = replace(doc, '\"sources\":3', '\"sources\":7')")  # a lie, stamps kept
+    conn.commit()
+    conn.close()
+    assert listing(store) != expected  # the index is trusted while stamps hold: this is what it would show
+    shutil.rmtree(store / "index")
+    assert listing(store) == expected  # and deleting it is the cure
+
+
+def test_a_change_that_puts_the_modification_time_back_is_still_seen(store, tmp_path):
+    many(store, 3)
+    listing(store)
+    time.sleep(3.2)  # every ledger has settled: from now on each row is trusted on its stamp alone
+    listing(store)
+    path = ledger_path(store, "s0001")
+    before = os.stat(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    with conn:
+        conn.execute("UPDATE sources SET body = json_set(body, '$.timestamp', '2027-01-01T00:00:00Z')"
+                     " WHERE seq = 3")  # the same size
+    conn.close()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as cp -p or rsync -t leave it
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    rows = {r["session"]: r for r in listing(store)["sessions"]}
+    assert rows["s0001"]["last_capture"] == "2027-01-01T00:00:00Z"
+    assert listing(store) == reference(store, tmp_path)
+
+
+def test_rewrites_in_place_hand_copies_and_removals_are_picked_up_on_the_next_read(store, tmp_path):
+    many(store, 4)
+    listing(store)
+    time.sleep(3.2)
+    listing(store)
+    conn = sqlite3.connect(ledger_path(store, "s0000"), isolation_level=None)
+    with conn:  # what forget does: the same rows, a text replaced, om_generation bumped
+        conn.execute("UPDATE sources SET body = json_set(body, '$.text', 'forgotten') WHERE seq = 1")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_generation', '1')")
+    conn.close()
+    shutil.copyfile(ledger_path(store, "s0002"), ledger_path(store, "s0003"))  # another session's ledger
+    shutil.rmtree(ledger_path(store, "s0001").parent)
+    found = listing(store)
+    assert [r["session"] for r in found["sessions"]] == ["s0000", "s0002"]  # equal activity: by id
+    assert [os.path.basename(s["directory"]) for s in found["skipped"]] == [ledger_path(store, "s0003").parent.name]
+    assert found == reference(store, tmp_path)
+
+
+def test_a_read_only_store_answers_from_its_index_and_the_ledgers_and_changes_nothing(store, tmp_path):
+    many(store, 4)
+    listing(store)
+    conn = sqlite3.connect(ledger_path(store, "s0002"), isolation_level=None)
+    with conn:
+        peer_source(conn, "s0002", 7, "written after the index")
+    conn.close()
+    expected = reference(store, tmp_path)
+    snapshot = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
+    r = run_read_only(store, "sessions", "--json")
+    assert r.returncode == 0, r
+    assert json.loads(r.stdout) == expected
+    for args in (("search", "redis", "--all-sessions", "--sources"), ("export", "--format", "json", "--all-sessions")):
+        r = run_read_only(store, *args)
+        assert r.returncode == 0 and r.stderr == "", r
+    assert {p: p.read_bytes() for p in store.rglob("*") if p.is_file()} == snapshot
+
+
+def test_a_read_only_store_without_an_index_is_read_whole_and_gets_none(store, tmp_path):
+    many(store, 3)
+    for args in (("sessions", "--json"), ("search", "redis", "--all-sessions"),
+                 ("export", "--format", "md", "--all-sessions")):
+        r = run_read_only(store, *args)
+        assert r.returncode == 0, r
+    assert not (store / "index").exists()
+    assert json.loads(run_read_only(store, "sessions", "--json").stdout) == reference(store, tmp_path)
+
+
+def test_an_index_folder_or_file_that_is_a_symlink_is_never_followed(store, tmp_path):
+    many(store, 3)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (store / "index").symlink_to(elsewhere)
+    expected = reference(store, tmp_path)
+    assert listing(store) == expected and os.listdir(elsewhere) == []
+    (store / "index").unlink()
+    (store / "index").mkdir(mode=0o700)
+    (store / INDEX).symlink_to(elsewhere / "target.sqlite3")
+    assert listing(store) == expected and os.listdir(elsewhere) == []
+
+
+KILLER = r"""
+import os, random, signal, subprocess, sys, time
+argv, delay = sys.argv[2:], float(sys.argv[1])
+proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(delay)
+proc.send_signal(signal.SIGKILL)
+proc.wait()
+"""
+
+
+def test_kill_9_in_the_middle_of_an_index_update_leaves_a_store_that_reads_correctly(store, tmp_path):
+    many(store, 1200)  # more than one transaction of rows on a first build
+    expected = reference(store, tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+    env["PYTHONPATH"] = str(ROOT)
+    rng = random.Random(26)
+    journals = 0
+    for round_ in range(8):
+        if round_ % 2 == 0:
+            shutil.rmtree(store / "index", ignore_errors=True)  # a first build, killed
+        else:
+            for i in rng.sample(range(1200), 300):  # catch-up of many changed sessions, killed
+                os.utime(ledger_path(store, f"s{i:04d}"))
+        subprocess.run([sys.executable, "-c", KILLER, str(rng.uniform(0.2, 2.5)), *RUNTIME_ARGV,
+                        "--store", str(store), "sessions", "--json"], env=env, timeout=120, check=True)
+        journals += os.path.exists(str(store / INDEX) + "-journal")
+        assert listing(store) == expected, round_
+    assert listing(store) == expected
+    print(f"hot journals left by the kills: {journals} of 8")
+
+
+def test_readers_racing_a_writer_are_at_most_the_captures_in_flight_late(store, tmp_path):
+    many(store, 20)
+    path = ledger_path(store, "s0005")
+    stop = threading.Event()
+    written = [0]
+
+    def writer():
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        n = 0
+        while not stop.is_set():
+            with conn:
+                peer_source(conn, "s0005", 100 + n, f"capture {n}")
+            n += 1
+            written[0] = n
+            time.sleep(0.005)
+        conn.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(15):
+            low = 3 + written[0]
+            rows = {r["session"]: r for r in listing(store)["sessions"]}
+            high = 3 + written[0]
+            assert low <= rows["s0005"]["sources"] <= high + 1  # the one in flight at most
+    finally:
+        stop.set()
+        thread.join()
+    assert listing(store) == reference(store, tmp_path)
+
+
+def _forget_by_hand(path, secret):
+    """What `om forget` does to a ledger: the same rows, the text replaced, om_generation bumped."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    with conn:
+        for table in ("sources", "entries"):
+            conn.execute(f"UPDATE {table} SET body = replace(body, ?, '[FORGOTTEN]')", (secret,))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_generation', '1')")
+    conn.execute("VACUUM")
+    conn.close()
+
+
+def _index_bytes(store):
+    return b"".join(p.read_bytes() for p in (store / "index").iterdir())
+
+
+def test_forgotten_text_leaves_the_store_index_file_when_forget_says_so_and_on_the_next_read(store, tmp_path):
+    from om.sessions.index import forget
+
+    secret = "zebrafishpassphrase"
+    for name in ("alpha", "gamma"):
+        v1_session(store, name, [f"the key is {secret} now", "something else"], memory=True)
+    v1_session(store, "beta", ["nothing to see"], memory=True)
+    found = run_om("--store", store, "search", secret, "--all-sessions", "--sources").json
+    assert {r["session"] for r in found["results"]} == {"alpha", "gamma"}
+    assert secret.encode() in _index_bytes(store)
+    # forget calls the store index itself: the bytes are gone at once.
+    _forget_by_hand(ledger_path(store, "alpha"), secret)
+    forget(str(store), ["alpha"])
+    assert _index_bytes(store).count(secret.encode()) > 0  # gamma's are still there, alpha's are not
+    _forget_by_hand(ledger_path(store, "gamma"), secret)
+    forget(str(store), ["gamma"])
+    assert secret.encode() not in _index_bytes(store)
+    assert run_om("--store", store, "search", secret, "--all-sessions", "--sources").json["results"] == []
+    assert secret.encode() not in _index_bytes(store)
+    assert listing(store) == reference(store, tmp_path)
+
+
+def test_a_rewrite_nobody_announced_is_seen_by_its_generation_and_leaves_no_bytes_either(store):
+    secret = "quokkasecretvalue"
+    v1_session(store, "alpha", [f"the key is {secret} now", "something else"], memory=True)
+    v1_session(store, "beta", ["nothing to see"], memory=True)
+    run_om("--store", store, "search", secret, "--all-sessions", "--sources")
+    assert secret.encode() in _index_bytes(store)
+    _forget_by_hand(ledger_path(store, "alpha"), secret)
+    assert run_om("--store", store, "search", secret, "--all-sessions", "--sources").json["results"] == []
+    assert secret.encode() not in _index_bytes(store)
+
+
+def _search_rows(store):
+    """The search part of a store's index, by session name (ids differ from one build to another)."""
+    conn = sqlite3.connect(f"file:{store / INDEX}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute(
+            "SELECT s.session, t.term, t.col, t.kind, t.df, t.tf, t.dl, round(t.w, 9) FROM terms t"
+            " JOIN sessions s ON s.id = t.id").fetchall())
+    finally:
+        conn.close()
+
+
+def test_searchers_racing_each_other_and_a_writer_store_what_one_build_from_scratch_stores(store, tmp_path):
+    many(store, 150)
+    run_om("--store", store, "search", "redis", "--all-sessions")
+    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+    env["PYTHONPATH"] = str(ROOT)
+    for i in range(0, 150, 2):  # changed since: every racer reads them again, after what the index covers
+        conn = sqlite3.connect(ledger_path(store, f"s{i:04d}"), isolation_level=None)
+        with conn:
+            peer_source(conn, f"s{i:04d}", 50, "redis cache again")
+        conn.close()
+    racers = [subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "search", "cache", "redis", "--all-sessions",
+                                "--sources"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+              for _ in range(4)]
+    for racer in racers:
+        assert racer.wait(timeout=300) == 0, racer.stderr.read()
+    time.sleep(3.2)  # what the racers stored unsettled is read again once more, settled
+    run_om("--store", store, "search", "redis", "--all-sessions")
+    twin = tmp_path / "twin"
+    shutil.copytree(store, twin, ignore=shutil.ignore_patterns("index"))
+    run_om("--store", twin, "search", "redis", "--all-sessions")
+    assert _search_rows(store) == _search_rows(twin)

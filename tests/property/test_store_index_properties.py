@@ -1,0 +1,199 @@
+"""The store index answers as reading every ledger does, however the store changes between calls.
+
+Random stores are built and changed the way their writers change them: a v1 peer (plain
+SQL on the documented v1 schema), om's own commands, a rewrite in place that bumps
+`om_generation` (forget), a hand copy, a file replaced by a rename, damage, removal, and
+damage to the index itself. After every step each store-wide read (`sessions --json`,
+`search --all-sessions`, `export --all-sessions`), run through the index, must print
+exactly what the same command prints when no index can be used (every ledger read).
+
+In process (`om.cli.main`), so hypothesis can try many stores. A row is trusted by its
+stamp only once its ledger has settled (SETTLE_NS, 3 s in use); here it is 50 ms and
+every read waits 60 ms first, so the stamp-only path is what most steps exercise.
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import om.derived.store_index as store_index
+import om.sessions.index as index_module
+from inprocess import run_om_in_process
+from sessions_support import ledger_path as path_of
+from sessions_support import peer_source, v1_session
+
+SESSIONS = ["alpha", "beta", "gamma", "delta"]
+WORDS = ["redis", "timeout", "cache", "deploy", "retry", "queue"]
+def om(store, *args, session="whoever"):
+    return run_om_in_process("--store", store, "--session", session, *args)
+
+
+def step(store, op, session, other, text):
+    try:
+        change(store, op, session, other, text)
+    except sqlite3.DatabaseError:
+        pass  # a writer meeting a damaged ledger changes nothing
+
+
+def change(store, op, session, other, text):
+    path = str(path_of(store, session))
+    exists = os.path.isfile(path)
+    if op == "new":
+        v1_session(store, session, [text, text + " two"], memory=True)
+    elif op == "capture":
+        run_om_in_process("--store", store, "--session", session, "capture",
+                          input=json.dumps({"kind": "user", "text": text, "key": text}))
+    elif op == "peer" and exists:
+        conn = sqlite3.connect(path, isolation_level=None)
+        with conn:
+            peer_source(conn, session, len(text) + 20, text + " from a peer")
+        conn.close()
+    elif op == "checkpoint" and exists:
+        pending = om(store, "pending", session=session)
+        if pending.returncode == 0 and json.loads(pending.stdout)["sources"]:
+            p = json.loads(pending.stdout)
+            run_om_in_process("--store", store, "--session", session, "apply", input=json.dumps({
+                "through": p["through"],
+                "observations": [{"text": "noted " + text, "source_ids": [p["sources"][0]["id"]]}]}))
+    elif op == "rewrite" and exists:
+        # What forget does: the same rows, one text replaced in place, om_generation bumped.
+        conn = sqlite3.connect(path, isolation_level=None)
+        with conn:
+            conn.execute("UPDATE sources SET body = json_set(body, '$.text', 'x' || substr(json_extract(body,"
+                         " '$.text'), 2)) WHERE seq = (SELECT min(seq) FROM sources)")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_generation', coalesce((SELECT value + 1 FROM meta"
+                         " WHERE key = 'om_generation'), 1))")
+        conn.close()
+    elif op == "project" and exists:
+        conn = sqlite3.connect(path, isolation_level=None)
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_project', ?), ('om_cwd', ?)", (text, text))
+        conn.close()
+    elif op == "copy" and exists and os.path.isfile(path_of(store, other)) and other != session:
+        shutil.copyfile(path_of(store, other), path)  # same inode, another session's ledger: skipped
+    elif op == "replace" and exists:
+        fresh = path + ".new"
+        shutil.copyfile(path, fresh)
+        conn = sqlite3.connect(fresh, isolation_level=None)
+        with conn:
+            peer_source(conn, session, 99, text + " replaced")
+        conn.close()
+        os.replace(fresh, path)
+    elif op == "keep-mtime" and exists:
+        # A change that puts the modification time back (cp -p, rsync -t): only the change time tells.
+        before = os.stat(path)
+        conn = sqlite3.connect(path, isolation_level=None)
+        with conn:
+            conn.execute("UPDATE meta SET value = value || 'x' WHERE key = 'session'")  # now hashes elsewhere
+        conn.close()
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif op == "touch" and exists:
+        os.utime(path, (1.6e9, 1.6e9))  # an old modification time; the change time still moves
+    elif op == "garbage" and exists:
+        with open(path, "wb") as f:
+            f.write(b"not a ledger " * 100)
+    elif op == "unlink" and exists:
+        os.unlink(path)
+    elif op == "remove":
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    elif op == "index-garbage" and os.path.isfile(store_index.path_of(store)):
+        with open(store_index.path_of(store), "wb") as f:
+            f.write(b"garbage" * 500)
+    elif op == "index-delete":
+        shutil.rmtree(os.path.join(store, store_index.FOLDER), ignore_errors=True)
+
+
+COMMANDS = (("sessions", "--json"), ("search", "redis", "--all-sessions", "--sources"),
+            ("search", "cache", "timeout", "--all-sessions", "--include-retired"))
+
+
+def answers(store, monkeypatch, command, scan):
+    with monkeypatch.context() as m:
+        if scan:
+            m.setattr(store_index, "open_index", lambda *a, **k: None)
+        r = om(store, *command)
+    return r.returncode, r.stdout, r.stderr
+
+
+OPS = st.sampled_from(["new", "new", "capture", "peer", "checkpoint", "rewrite", "project", "copy", "replace",
+                       "keep-mtime", "touch", "garbage", "unlink", "remove", "index-garbage", "index-delete"])
+STEP = st.tuples(OPS, st.sampled_from(SESSIONS), st.sampled_from(SESSIONS),
+                 st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, min_size=1, max_size=10))
+def test_every_store_wide_read_through_the_index_prints_what_reading_every_ledger_prints(
+        tmp_path_factory, monkeypatch, steps):
+    store = str(tmp_path_factory.mktemp("store"))
+    monkeypatch.setattr(index_module, "SETTLE_NS", 50_000_000)
+    v1_session(store, "alpha", ["redis cache timeout", "deploy queue"], memory=True)
+    for op, session, other, text in steps:
+        step(store, op, session, other, text)
+        time.sleep(0.06)  # what was written before this read has settled
+        for command in COMMANDS:
+            assert answers(store, monkeypatch, command, False) == answers(store, monkeypatch, command, True), \
+                (op, session, command)
+    export = ("export", "--format", "json", "--all-sessions")
+    assert answers(store, monkeypatch, export, False) == answers(store, monkeypatch, export, True)
+
+
+# -- the search part: bounds that hold, and a merged list that does not change -------------
+
+VOCABULARY = ["redis", "redis", "cache", "timeout", "timeouts", "time", "deploy", "retry", "the", "of", "café",
+              "数据库", "连接", "e2e", "x1", "naïve", "naive"]
+#: Words no query names, so the query's are rare enough for BM25 to weigh them (idf above its floor).
+FILLER = [f"w{i}" for i in range(40)]
+TEXT = st.lists(st.sampled_from(VOCABULARY) | st.sampled_from(FILLER), min_size=1, max_size=12).map(" ".join)
+QUERY = st.lists(st.sampled_from(VOCABULARY + ["redi", "tim", "dep", "cach"]), min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions=st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=20), st.booleans()), min_size=1, max_size=8),
+       query=QUERY, sources=st.booleans(), limit=st.integers(1, 4))
+def test_searching_only_the_sessions_the_bounds_keep_gives_the_list_searching_every_session_gives(
+        tmp_path_factory, monkeypatch, sessions, query, sources, limit):
+    store = str(tmp_path_factory.mktemp("store"))
+    for i, (texts, memory) in enumerate(sessions):
+        v1_session(store, f"s{i}", texts, memory)
+    command = ("search", query, "--all-sessions", "--limit", str(limit)) + (("--sources",) if sources else ())
+    for _ in range(2):  # the first call builds the index, the second reads it
+        assert answers(store, monkeypatch, command, False) == answers(store, monkeypatch, command, True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions=st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=30), st.booleans()), min_size=1, max_size=4),
+       query=QUERY)
+def test_no_result_of_a_session_scores_above_the_bound_the_index_gives_it(tmp_path_factory, sessions, query):
+    from om import search as single
+    from om.errors import InputError
+    from om.sessions import searchindex
+    from om.sessions.crosssearch import Candidate
+    from om.sessions.index import current
+
+    store = str(tmp_path_factory.mktemp("store"))
+    for i, (texts, memory) in enumerate(sessions):
+        v1_session(store, f"s{i}", texts, memory)
+    try:
+        q = single.Query(query)
+    except InputError:
+        return
+    listed = current(store, keep_index=True, payload=("session", "recent", "id", "searched"))
+    with listed.index as index:
+        candidates = [Candidate(row) for row in listed.rows]
+        assert searchindex.bring_up_to_date(index, store, candidates) == set()
+        bound = {(i, kind): bucket for i, kind, bucket, _ in searchindex.ceilings(index, q, True, True) or ()}
+    ids = {c.session: c.id for c in candidates}
+    for session in ids:
+        r = run_om_in_process("--store", store, "--session", session, "search", query, "--sources",
+                              "--include-retired", "--limit", "100")
+        for result in json.loads(r.stdout)["results"]:
+            if result.get("expansion"):
+                continue  # feedback's words: a query of their own, bounded when cross-session search runs it
+            kind = 0 if result["kind"] == "source" else 1
+            assert round(result["score"] * 10000) <= bound.get((ids[session], kind), -1), (session, result)
