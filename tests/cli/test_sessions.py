@@ -356,7 +356,11 @@ def test_prune_killed_at_random_moments_leaves_each_session_whole_or_gone(store,
     duration = time.monotonic() - started
     rng = random.Random(3)
     seen = set()
-    for _ in range(20):
+    # At least 20 kills; more (up to 60) while they have all landed at the same point, since
+    # where a kill lands depends on the machine's load, not on om.
+    for attempt in range(60):
+        if attempt >= 20 and len(seen) > 1:
+            break
         shutil.rmtree(store)
         shutil.copytree(template, store)
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
