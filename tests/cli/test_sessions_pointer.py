@@ -183,7 +183,9 @@ def test_with_a_store_index_the_pointer_finds_the_project_behind_any_number_of_n
     assert len(named) >= 2 and named == ["ours-2", "ours-1", "ours-0"][:len(named)]
     # Changed since the index was written (by hand, as a peer would): checked by its stamp and read again.
     age(store, "ours-0", "2026-05-01T00:00:00Z")
-    assert _named(pointer(start(store, "fresh-2", project))) == ["ours-0", "ours-2", "ours-1"][:len(named)]
+    # (How many fit depends on the length of the paths and ids spelled, which differ between the calls.)
+    again = _named(pointer(start(store, "fresh-2", project)))
+    assert len(again) >= 2 and again == ["ours-0", "ours-2", "ours-1"][:len(again)]
     # A session the index does not know yet is visited, newest ledger first.
     session_with_memory(store, "ours-new", project, "A newer fact.")
     assert _named(pointer(start(store, "fresh-3", project)))[0] == "ours-new"
