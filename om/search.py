@@ -510,17 +510,17 @@ def _rank(conn, q, hits, contenders, relevance, exact, limit):
 
 
 def ceiling(covered, phrase, n, relevance, source_relevance, is_source):
-    """The rule's ceiling, as SQL over bounds of one session's statistics (om.sessions.searchindex).
+    """The rule's ceiling over bounds of one session's statistics (om.sessions.searchindex).
 
     The highest score any document can reach when it covers at most
     `covered` terms, holds the query's phrase only where `phrase` is 1, its
     bm25 is at most `relevance` and any source's at most `source_relevance`
     (`is_source` 1 for a source, whose neighbours count); exact words are no
-    more than the terms covered. Each argument is an SQL expression. Kept
-    beside `_rank`, which is the rule: change both together.
+    more than the terms covered. Kept beside `_rank`, which is the rule:
+    change both together.
     """
-    r = f"(({relevance}) + ({is_source}) * {NEIGHBOUR} * ({source_relevance}) + {EXACT} * ({covered}))"
-    return f"({covered}) + ({phrase}) * {n} + {r} / (1.0 + {r})"
+    r = relevance + is_source * NEIGHBOUR * source_relevance + EXACT * covered
+    return covered + phrase * n + r / (1.0 + r)
 
 
 def _materialize(conn, rowid, score):

@@ -341,8 +341,8 @@ class Index:
         return {r for (r,) in self.conn.execute(
             "SELECT DISTINCT rowid >> 32 FROM memories WHERE memories MATCH ?", (expression,))}
 
-    def ceilings(self, phrases, n, rule, memories, exact, k1, has_phrase=True):
-        """Rows (id, kind, bucket, recent) of every indexed session and kind that could hold a result, best first.
+    def ceilings(self, phrases, n, rule, memories, exact, k1, has_phrase=True, sources=True):
+        """(id, kind, bucket, recent) of every indexed session and kind that could hold a result, best first.
 
         `phrases`: (term index, column or None, [(token, is prefix)]) of the query's FTS5
         phrases. A session and kind yields a row when one of its documents may match some
@@ -352,50 +352,51 @@ class Index:
         times k1 + 1). `memories` maps session ids to 2 when one of their entries holds the
         phrase, 1 when one holds every term; with `exact` False the relevance is bounded by
         nothing (a session may be scanned, not scored by FTS5); `has_phrase` False when the
-        query has no phrase to earn the bonus. Ordered as cross-session search merges:
-        bucket, memories first, `recent`.
+        query has no phrase to earn the bonus; `sources` False leaves out the sources' rows
+        (kind 0). Ordered as cross-session search merges: bucket, memories first, `recent`.
+
+        Each token's rows are read through `terms_by_term` (a covering index) and combined per
+        session in one statement; only the score of each session and kind is computed here.
         """
-        conn = self.conn
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS om_want (j INTEGER, pos INTEGER, term INTEGER, col TEXT,"
-                     " lo TEXT, hi TEXT, size INTEGER)")
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS om_memory (id INTEGER PRIMARY KEY, level INTEGER)")
-        conn.execute("DELETE FROM om_want")
-        conn.execute("DELETE FROM om_memory")
-        wants = []
-        for j, (term, col, tokens) in enumerate(phrases):
-            for pos, (token, prefix) in enumerate(tokens):
-                wants.append((j, pos, term, col, token, token + "\U0010ffff" if prefix else None, len(tokens)))
-        conn.executemany("INSERT INTO om_want VALUES (?, ?, ?, ?, ?, ?, ?)", wants)
-        conn.executemany("INSERT INTO om_memory VALUES (?, ?)", memories.items())
-        # Entries: exact presence from `memories` caps the coverage below n where no entry holds every term.
-        covered = f"CASE WHEN r.kind = 1 AND coalesce(m.level, 0) = 0 THEN min(r.covered, {n} - 1) ELSE r.covered END"
-        phrase = (f"CASE WHEN r.kind = 1 THEN coalesce(m.level = 2, 0)"
-                  f" ELSE r.covered = {n} AND {int(bool(has_phrase))} END")
-        score = rule(covered, phrase, n, "r.r" if exact else "1e300", "coalesce(rs.r, 0)" if exact else "1e300",
-                     "r.kind = 0")
-        sql = f"""
-WITH
-found AS (    -- each wanted token against the terms it names (itself, or those it prefixes)
-  SELECT w.j, w.pos, w.term AS ti, w.size, t.id, t.kind, t.w
-  FROM om_want w JOIN terms t ON t.term = w.lo AND (w.col IS NULL OR t.col = w.col) WHERE w.hi IS NULL
-  UNION ALL
-  SELECT w.j, w.pos, w.term, w.size, t.id, t.kind, t.w
-  FROM om_want w JOIN terms t ON t.term >= w.lo AND t.term < w.hi AND (w.col IS NULL OR t.col = w.col)
-  WHERE w.hi IS NOT NULL),
-token AS (    -- per token, session and kind: what its terms can add (a prefix: the sum of its terms')
-  SELECT j, pos, ti, size, id, kind, sum(w) AS w FROM found GROUP BY j, pos, id, kind),
-phrase AS (   -- per phrase, session and kind: every token of the phrase present
-  SELECT j, ti, id, kind, CASE WHEN size = 1 THEN max(w) END AS w
-  FROM token GROUP BY j, id, kind HAVING count(*) = size),
-r AS (        -- a phrase of several tokens: the most a phrase's part can be in the session
-  SELECT p.id, p.kind, count(DISTINCT p.ti) AS covered,
-         sum(coalesce(p.w, (SELECT s.once * ({k1} + 1) FROM sessions s WHERE s.id = p.id))) AS r
-  FROM phrase p GROUP BY p.id, p.kind)
-SELECT r.id, r.kind, CAST(({score}) * 10000.0 * (1 + 1e-9) + 0.500001 AS INTEGER) AS bucket, s.recent
-FROM r JOIN sessions s ON s.id = r.id LEFT JOIN om_memory m ON m.id = r.id
-LEFT JOIN r AS rs ON rs.id = r.id AND rs.kind = 0
-ORDER BY bucket DESC, r.kind DESC, s.recent"""
-        return conn.execute(sql)
+        only = "" if sources else " AND kind = 1"
+        parts, args = [], []
+
+        def rows_of(token, prefix, col, what):
+            where = "term >= ? AND term < ?" if prefix else "term = ?"
+            args.extend([token, token + "\U0010ffff"] if prefix else [token])
+            if col is not None:
+                where += " AND col = ?"
+                args.append(col)
+            return f"SELECT {what} FROM terms WHERE {where}{only}"
+
+        for term, col, tokens in phrases:
+            if len(tokens) == 1:
+                (token, prefix), = tokens
+                parts.append(f"SELECT {int(term)} AS ti, id, kind, w FROM"
+                             f" ({rows_of(token, prefix, col, 'id, kind, sum(w) AS w')} GROUP BY id, kind)")
+            else:  # every token present somewhere in the session: the phrase's part is bounded by `once`
+                present = " INTERSECT ".join(rows_of(token, prefix, col, "id, kind") for token, prefix in tokens)
+                parts.append(f"SELECT {int(term)} AS ti, id, kind, NULL AS w FROM ({present})")
+        if not parts:
+            return []
+        found = self.conn.execute(
+            "SELECT p.id, p.kind, count(DISTINCT p.ti), sum(coalesce(p.w, s.once * ?)), s.recent"
+            f" FROM ({' UNION ALL '.join(parts)}) p JOIN sessions s ON s.id = p.id GROUP BY p.id, p.kind",
+            [k1 + 1, *args])
+        rows = []
+        for session_id, kind, count, r, recent in found:
+            level = memories.get(session_id, 0)
+            if kind == 1:
+                cover = min(count, n - 1) if level == 0 else count
+                phrase = 1 if level == 2 else 0
+            else:
+                cover = count
+                phrase = 1 if count == n and has_phrase else 0
+            relevance = r if exact else 1e300
+            score = rule(cover, phrase, n, relevance, relevance, 1 - kind)
+            rows.append((session_id, kind, int(score * 10000.0 * (1 + 1e-9) + 0.500001), recent))
+        rows.sort(key=lambda row: (-row[2], -row[1], row[3]))
+        return rows
 
 
 def _with_parts(session_id, merged, nhit, docs, tokens, k1, b):

@@ -174,9 +174,14 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
     found = stamps(store)
     index = store_index.open_index(store, create=True) if use_index else None
     try:
-        known, version = {}, None
+        known, version, snapshot = {}, None, None
         if index is not None:
             try:
+                snapshot = _snapshot(found)
+                version = index.version()
+                if snapshot is not None and index.output(SNAPSHOT, version) == snapshot:
+                    # Every ledger has the stamp its row was read at: the rows need not be read to know it.
+                    return _made(Catalogue(store, list(found), [], [], index, {}, version, payload), keep_index)
                 version, rows = index.rows(("name", "stamp"))
                 known = dict(rows)
             except _sqlite_error():
@@ -216,14 +221,35 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
         if loud:
             _say(progress, f"om: read {len(stale)} sessions in {(time.time_ns() - began) / 1e9:.1f} s")
         unchanged = version if index is not None and not read and not gone and not skipped else None
-        catalogue = Catalogue(store, names, skipped, unlisted, index, read, unchanged, payload, saved)
-        if not keep_index:
-            catalogue.rows  # noqa: B018 - made while the index is open
-            catalogue.index = None
-        return catalogue
+        if index is not None and unchanged is not None and snapshot is not None:
+            index.save_output(SNAPSHOT, unchanged, snapshot)
+        return _made(Catalogue(store, names, skipped, unlisted, index, read, unchanged, payload, saved), keep_index)
     finally:
         if index is not None and not keep_index:
             index.close()
+
+
+#: The `outputs` key of the snapshot: every directory name and its ledger's stamp, as the index's rows held
+#: them all at that version. While the store gives the same, no row needs reading to know they are all true.
+SNAPSHOT = "stamps"
+
+
+def _snapshot(found):
+    """The names and stamps of `stamps`, as one value; None when a directory is not a plain ledger's."""
+    parts = []
+    for name in sorted(found):
+        stamp = found[name][0]
+        if stamp is None:
+            return None
+        parts.append(name.encode() + stamp)
+    return b"".join(parts)
+
+
+def _made(catalogue, keep_index):
+    if not keep_index:
+        catalogue.rows  # noqa: B018 - made while the index is open
+        catalogue.index = None
+    return catalogue
 
 
 def read_row(store, name, stamp, began):

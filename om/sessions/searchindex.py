@@ -103,7 +103,7 @@ def _reads(store, rows, known):
 
 
 def ceilings(index, q, sources, exact):
-    """A cursor of (session id, kind, bucket, recent) rows, best bound first (`Index.ceilings`), or None
+    """A list of (session id, kind, bucket, recent) rows, best bound first (`Index.ceilings`), or None
     when the query has no phrase FTS5 would match (then every session is searched)."""
     from om import search as single
 
@@ -119,11 +119,8 @@ def ceilings(index, q, sources, exact):
     memories = dict.fromkeys(index.memory_sessions(q.and_expr), 1)
     if q.phrase_expr is not None:
         memories.update(dict.fromkeys(index.memory_sessions(q.phrase_expr), 2))
-    rows = index.ceilings(phrases, len(q.terms), single.ceiling, memories, exact, single.K1,
-                          has_phrase=q.phrase_expr is not None)
-    if not sources:
-        return (r for r in rows if r[1] == 1)
-    return rows
+    return index.ceilings(phrases, len(q.terms), single.ceiling, memories, exact, single.K1,
+                          has_phrase=q.phrase_expr is not None, sources=sources)
 
 
 def usable(index):
