@@ -347,6 +347,8 @@ def _prune(args):
         raise UsageError("om: sessions --prune needs --inactive-for DAYS")
     store, cutoff, rows, skipped = catalogue.inactive(_store_path(args), args.inactive_for, args.project)
     notice = _skipped({"skipped": skipped})
+    if not args.dry_run:
+        catalogue.sweep_removed(store)  # what a killed removal left: each was one rename, so cleanup only
     if args.dry_run or not rows:
         return _json({"store": store, "before": cutoff, "dry_run": args.dry_run, "pruned": rows, "in_use": [],
                       "active": [], "skipped": skipped}, notice=notice)
