@@ -393,6 +393,7 @@ class Index:
                 cover = count
                 phrase = 1 if count == n and has_phrase else 0
             relevance = r if exact else 1e300
+            # A source's neighbours are sources of the same session: its own row bounds them too.
             score = rule(cover, phrase, n, relevance, relevance, 1 - kind)
             rows.append((session_id, kind, int(score * 10000.0 * (1 + 1e-9) + 0.500001), recent))
         rows.sort(key=lambda row: (-row[2], -row[1], row[3]))
