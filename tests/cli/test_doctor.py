@@ -243,6 +243,31 @@ def test_receipts_flag_events_that_never_ran_failures_and_slow_hooks(tmp_path):
     assert c["status"] == "warn" and "p95" in c["finding"]
 
 
+@pytest.mark.parametrize("durations, verdict, words", [
+    ([900.0], "ok", "900.0 ms (a p95 needs 20 runs)"),
+    ([900.0, 40.0], "ok", "fastest 40.0 ms, slowest 900.0 ms"),
+    ([900.0, 300.0, 260.0], "warn", "each of the last 3 runs took over the 250 ms budget"),
+    ([900.0] * 18 + [40.0], "ok", "fastest 40.0 ms"),
+    ([40.0] * 19 + [900.0], "ok", "p95 40.0 ms"),
+    ([40.0] * 18 + [900.0] * 2, "warn", "p95 900.0 ms is over the 250 ms budget"),
+    ([40.0] * 60 + [900.0] * 2, "ok", "p95 40.0 ms"),
+])
+def test_hook_time_is_judged_on_enough_runs_one_slow_first_run_is_no_verdict(tmp_path, durations, verdict, words):
+    # The first run after an install compiles bytecode and reads a cold disk: one slow run says
+    # nothing, a p95 needs 20 durations, and fewer warn only when every one of three was slow.
+    from om.receipts import record
+
+    store = make_store(tmp_path, receipts=False)
+    home = make_home(tmp_path, writable=store)
+    for e in EVENTS:
+        if e != "PostToolUse":
+            record(str(store), e, "ok", 30.0)
+    for ms in durations:
+        record(str(store), "PostToolUse", "ok", ms)
+    c = check(doctor(home, store), "capture.PostToolUse")
+    assert c["status"] == verdict and words in c["finding"], c
+
+
 def test_hook_python_warns_on_a_version_manager_shim_and_path_warns_on_another_om(tmp_path):
     store = make_store(tmp_path)
     home = make_home(tmp_path, writable=store)

@@ -95,14 +95,8 @@ def test_with_both_clients_working_either_copys_doctor_judges_both_and_says_ok(c
     for run_for, copies in (("codex", codex_home.home / "plugins/cache/observational-memory/om/*"),
                             ("claude", claude_home.config / "plugins/cache/observational-memory/om/*")):
         report, text, _ = doctor(str(copies), env)
-        # A hook that ran slowly on a loaded test machine is a true warning about that machine, not about
-        # either client's wiring: only the latency budget may keep the verdict from ok.
-        slow = [c for c in not_ok(report) if c[1] == "warn" and "ms budget" in c[2]]
-        if slow and not_ok(report) == slow:
-            assert report["status"] == "warn", (run_for, not_ok(report))
-        else:
-            assert report["status"] == "ok" and report["exit"] == 0, (run_for, not_ok(report))
-            assert text.startswith("om doctor: ok (for ")
+        assert report["status"] == "ok" and report["exit"] == 0, (run_for, not_ok(report))
+        assert text.startswith("om doctor: ok (for ")
         assert report["run_for"] == run_for
         assert sorted(report["clients"]) == ["claude", "codex"]
         assert sorted(report["stores"]) == sorted([str(claude_home.store), str(codex_home.store)])
