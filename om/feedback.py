@@ -27,7 +27,7 @@ always-on expansion (RM3 mixing the words into every query) lost 0.019 R@5 and 0
 MRR, which is why it waits for a weak first pass.
 """
 
-from om.derived.fts import WORD, fold, stem_of
+from om.derived.fts import WORD_PATTERN, fold, pattern, stem_of
 
 #: First-pass results whose texts give the words.
 FEEDBACK = 3
@@ -44,7 +44,7 @@ def words_for(query_stems, texts, stop_words):
     """The expansion words for texts ranked best first (see the module invariants)."""
     weights, mentions, surface = {}, {}, {}
     for rank, text in enumerate(texts[:FEEDBACK]):
-        words = [fold(w) for w in WORD.findall(text or "")]
+        words = [fold(w) for w in pattern(WORD_PATTERN).findall(text or "")]
         if not words:
             continue
         share = 1.0 / (len(words) * (rank + 1))

@@ -58,7 +58,7 @@ import re
 import unicodedata
 
 from om.derived import fts as ix
-from om.derived.fts import WORD, fold
+from om.derived.fts import WORD_PATTERN, fold
 from om.errors import InputError
 from om.jsonio import loads
 from om.sqlite import load
@@ -90,7 +90,8 @@ STOP_WORDS = frozenset(
     yours yourself yourselves""".split()
 )
 
-CJK_RUN = re.compile("[" + ix._CJK + "]+")
+CJK_RUN = re.compile(ix.CJK_CLASS + "+")
+WORD = ix.pattern(WORD_PATTERN)
 
 
 class Query:

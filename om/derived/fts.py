@@ -27,10 +27,12 @@ Invariants:
 - The table's name carries its format (`NAME`); the index of an earlier
   format (`om_fts`, one column) is dropped when this one is created, so a
   store indexed by an earlier om is reindexed on its next search.
+- Importing this module compiles no pattern and loads neither `re` nor `functools`
+  (with `collections`, about 15 ms together here): the store index and the start
+  pointer import it for its SQL and formats, and a hook pays for what it imports.
+  Patterns are compiled the first time text is tokenized (`pattern`).
 """
 
-import functools
-import re
 import unicodedata
 
 from om import porter
@@ -76,7 +78,8 @@ def register(conn):
 LEGACY = ("om_fts", "om_fts_state")
 LEGACY_SHADOWS = ("om_fts_data", "om_fts_idx", "om_fts_docsize", "om_fts_config", "om_fts_content")
 
-WORD = re.compile(r"[^\W_]+")
+#: A word as both columns and the scan see it: a run of letters and digits.
+WORD_PATTERN = r"[^\W_]+"
 
 # Scripts written without spaces between words. unicode61 would keep a whole
 # run as one token; indexing each character as a token lets a query word match
@@ -85,14 +88,27 @@ _CJK = (
     "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
     "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
-CJK_CHAR = re.compile("([" + _CJK + "])")
+CJK_CLASS = "[" + _CJK + "]"
+
+
+_PATTERNS: dict = {}
+
+
+def pattern(source):
+    """`source` compiled, once per process (the CJK class alone takes milliseconds to compile)."""
+    compiled = _PATTERNS.get(source)
+    if compiled is None:
+        import re
+
+        compiled = _PATTERNS[source] = re.compile(source)
+    return compiled
 
 
 def spread_cjk(text):
     """Text with every CJK character made a token of its own."""
     if not text or text.isascii():
         return text or ""
-    return CJK_CHAR.sub(r" \1 ", text)
+    return pattern("(" + CJK_CLASS + ")").sub(r" \1 ", text)
 
 
 def fold(text):
@@ -104,15 +120,24 @@ def fold(text):
     return unicodedata.normalize("NFC", stripped).lower()
 
 
-@functools.lru_cache(maxsize=65536)
+#: Most words whose stems are kept: a vocabulary's common words are met first and stay.
+STEMS_KEPT = 65536
+_STEMS: dict = {}
+
+
 def stem_of(word):
     """The stem a folded word is indexed and matched under: Porter's for ASCII letters, else the word."""
-    return porter.stem(word) if word.isascii() and word.isalpha() else word
+    stem = _STEMS.get(word)
+    if stem is None:
+        stem = porter.stem(word) if word.isascii() and word.isalpha() else word
+        if len(_STEMS) < STEMS_KEPT:
+            _STEMS[word] = stem
+    return stem
 
 
 def words_of(text):
     """The folded words of a text, CJK characters one word each: what both columns hold."""
-    return WORD.findall(fold(spread_cjk(text)))
+    return pattern(WORD_PATTERN).findall(fold(spread_cjk(text)))
 
 
 def stems_text(text):
