@@ -177,6 +177,14 @@ class Ledger:
 
         return files.open_directory(cls, store, directory, writable)
 
+    @staticmethod
+    def glance(directory, key):
+        """(meta `key`'s value, whether any entry is active) of the ledger in `directory`, from one
+        read-only statement, or None (om.ledger.files.glance): a filter, never a verdict."""
+        from om.ledger import files
+
+        return files.glance(directory, key)
+
     def sources_span(self):
         """(number of sources, timestamp of the first, timestamp of the last; None when empty)."""
         return tuple(self.conn.execute(

@@ -4,7 +4,8 @@ What `Ledger.open_directory`, `Ledger.snapshot_of`, `Ledger.copy_to`,
 `Ledger.adopt`, `Ledger.scratch`, `Ledger.merge_sources` and
 `Ledger.missing_sources` do (they call these), with the doctor's integrity
 check and the lock that removing a session takes. Fork, import, ingest,
-listings, export and doctor use them; the hook path never loads this module.
+listings, export and doctor use them; no capture loads this module (a SessionStart
+does, when its pointer opens another session's ledger).
 
 Invariants:
 - Read-only opens go through SQLite's `mode=ro` and the same URI quoting as
@@ -138,6 +139,31 @@ def open_directory(cls, store, directory, writable=False):
         raise StoreError(problem)
     ledger.session = session
     return ledger
+
+def glance(directory, key):
+    """(meta `key`'s value, whether any entry is active) of the ledger in `directory`, read with
+    one read-only statement; None when that read fails or a link stands in the way.
+
+    A filter, never a verdict: a caller may pass over a session on what it
+    says, and opens it with open_directory (which checks it is the session's
+    v1 ledger) before it trusts or shows anything of it. No wait: a ledger
+    another process holds locked is None, and the caller opens it whole.
+    """
+    path = join(directory, DB_NAME)
+    try:
+        refuse_symlinks(path)
+        conn = _open_read_only(path, timeout=0)
+    except (StoreError, sqlite3.Error):
+        return None
+    try:
+        return tuple(conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = ?), EXISTS (SELECT 1 FROM entries WHERE active = 1)", (key,)
+        ).fetchone())
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
 
 def snapshot_of(cls, path, session):
     """A private in-memory copy of the ledger at `path`, checked to be `session`'s v1 ledger.

@@ -17,8 +17,9 @@ Invariants:
   lists are checked by one stat each and only changed ones opened; the
   sessions it does not list yet, and every session without an index, are
   visited as before: at most MAX_VISITS ledgers, the most recently written
-  first. A session beyond both bounds gets no pointer, and `search
-  --all-sessions --project` still finds it.
+  first, each glanced at with one statement (Ledger.glance) and opened whole
+  only when it may be named. A session beyond both bounds gets no pointer,
+  and `search --all-sessions --project` still finds it.
 - Client-agnostic: `start_note` is what every adapter's SessionStart calls; it
   also records the project (om.project) and never raises, because
   the rest of the start context matters more than the pointer.
@@ -88,10 +89,11 @@ def project_sessions(store, project, exclude):
     from om.store import session_dir
 
     own = basename(session_dir(store, exclude))
-    names = [name for name in posix.listdir(store) if name.startswith(catalogue.DIR_PREFIX) and name != own]
+    listed = set(posix.listdir(store))
     rows, indexed = _indexed(store, project, own)
     if indexed is not None:
-        names = [name for name in names if name not in indexed]
+        listed.difference_update(indexed)
+    names = [name for name in listed if name.startswith(catalogue.DIR_PREFIX) and name != own]
     return rows + _newest(store, project, exclude, names, rows)
 
 
@@ -147,13 +149,24 @@ def _newest(store, project, exclude, names, seen):
                 bound = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime + 1))
                 if recent[MAX_SESSIONS - 1] > bound:
                     break
-        row = _summary(store, name, project)
+        row = _summary(store, name, project) if _may_name(store, name, project) else None
         if row is None or row["session"] == exclude:
             continue
         rows.append(row)
         if eligible(row, exclude, project) and row["last_activity"]:
             recent = sorted(recent + [row["last_activity"]], reverse=True)
     return rows
+
+
+def _may_name(store, name, project):
+    """False when one glance at the ledger shows the session cannot be named: another project's,
+    or holding no active entry (a session started and never checkpointed). Else True, and the
+    ledger is opened and checked as a whole (_summary)."""
+    from om.ledger import Ledger
+    from om.project import PROJECT_KEY
+
+    seen = Ledger.glance(join(store, name), PROJECT_KEY)
+    return seen is None or (seen[0] == project and bool(seen[1]))
 
 
 def _summary(store, name, project):

@@ -4,6 +4,7 @@ import json
 import shlex
 import sqlite3
 import subprocess
+import sys
 import time
 
 import pytest
@@ -190,6 +191,67 @@ def test_with_a_store_index_the_pointer_finds_the_project_behind_any_number_of_n
     session_with_memory(store, "ours-new", project, "A newer fact.")
     assert _named(pointer(start(store, "fresh-3", project)))[0] == "ours-new"
     assert sorted(os.listdir(store / "index")) == index  # read, never written: no journal left either
+
+
+def test_sessions_the_index_does_not_know_yet_are_judged_as_without_one_whatever_their_ledgers_hold(
+        store, project, tmp_path):
+    import os
+    import shutil
+
+    session_with_memory(store, "ours-old", project, "An old fact.")
+    age(store, "ours-old", "2026-01-01T00:00:00Z")
+    assert run_om("--store", store, "sessions").returncode == 0  # the index knows only ours-old
+    # Newer than the index, and never to be named: started without a checkpoint, another
+    # project's, a damaged file, a link to a session that holds memory.
+    for i in range(3):
+        start(store, f"started-{i}", project)
+        hook(store, "UserPromptSubmit", f"started-{i}", project, prompt="evidence, no memory yet")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    session_with_memory(store, "theirs", elsewhere, "Their fact.")
+    damaged = ledger_path(store, "damaged")
+    damaged.parent.mkdir(mode=0o700)
+    damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4080)
+    linked_to = tmp_path / "outside"
+    session_with_memory(linked_to, "linked", project, "A fact behind a link.")
+    os.symlink(ledger_path(linked_to, "linked").parent, ledger_path(store, "linked").parent)
+    # To be named: a session with memory, and one whose ledger a v1 peer wrote (no om index on entries).
+    session_with_memory(store, "ours-new", project, "A newer fact.")
+    session_with_memory(store, "ours-v1", project, "A fact in a plain v1 ledger.")
+    age(store, "ours-new", "2026-03-01T00:00:00Z")
+    age(store, "ours-v1", "2026-02-01T00:00:00Z")
+    conn = sqlite3.connect(ledger_path(store, "ours-v1"), isolation_level=None)
+    conn.execute("DROP INDEX om_entries_active")
+    conn.close()
+    with_index = _named(pointer(start(store, "fresh", project)))
+    # The most recent first, as many as the byte bound leaves room for (long paths here).
+    assert len(with_index) >= 2 and with_index == ["ours-new", "ours-v1", "ours-old"][:len(with_index)]
+    shutil.rmtree(store / "index")
+    assert _named(pointer(start(store, "fresh-2", project))) == with_index  # the same without the index
+
+
+def test_a_start_that_points_imports_no_pattern_machinery(store, project, tmp_path):
+    # re, functools and collections cost a hook about 15 ms to import here: the store index and
+    # the ledgers it checks need SQL and formats, never a compiled pattern.
+    import os
+
+    from conftest import ROOT, bytecode_env
+
+    session_with_memory(store, "indexed", project, "An indexed fact.")
+    assert run_om("--store", store, "sessions").returncode == 0
+    session_with_memory(store, "unindexed", project, "A fact the index does not know yet.")
+    start(store, "started", project)
+    age(store, "indexed", "2026-01-01T00:00:00Z")  # changed since: read again from its ledger
+    payload = {"session_id": "fresh", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(project),
+               "transcript_path": "/tmp/rollout.jsonl", "model": "gpt-5", "permission_mode": "bypassPermissions"}
+    r = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(ROOT / "bin" / "om"), "--store", str(store),
+                        "hook", "--client", "codex"], input=json.dumps(payload), capture_output=True, text=True,
+                       env={"PATH": os.environ["PATH"], **bytecode_env()}, timeout=60)
+    assert r.returncode == 0 and _named(pointer(json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"])) \
+        == ["unindexed", "indexed"]
+    imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "om.derived.store_index" in imported and "om.ledger.files" in imported
+    assert not imported & {"re", "functools", "collections", "enum"}, sorted(imported)
 
 
 def test_the_pointer_stays_within_its_bound_with_a_thousand_sessions_of_long_ids(store, project):
