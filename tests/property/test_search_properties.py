@@ -138,3 +138,13 @@ def test_the_scan_scores_memories_and_evidence_like_the_index_whatever_the_searc
         assert {r["id"]: r["score"] for r in indexed} == {r["id"]: r["score"] for r in scanned}
     finally:
         led.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+       | st.text(alphabet=string.printable + "_éÜ数据", max_size=40)
+       | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30))
+def test_the_words_of_a_text_are_what_the_word_pattern_finds_in_it_folded_ascii_or_not(text):
+    from om.derived import fts
+
+    assert fts.words_of(text) == fts.pattern(fts.WORD_PATTERN).findall(fts.fold(fts.spread_cjk(text)))
