@@ -43,16 +43,15 @@ CHUNK = 500
 
 
 def stamps(store):
-    """{name: (stamp, changed_ns)} of the store's session directories; (None, 0) when one is not a plain
-    directory holding a plain ledger file (then only opening it can say why).
+    """The store's session directories, each with its ledger's stamp (Stamps).
 
     A stamp is bytes: the directory's and the file's inode, the file's size and
-    its modification and change times in nanoseconds.
+    its modification and change times in nanoseconds; None when the directory is
+    not a plain directory holding a plain ledger file (then only opening it can
+    say why).
     """
     from struct import Struct
 
-    found: dict = {}
-    odd = (None, 0)
     pack = Struct(STAMP).pack
     try:
         folder = os.open(store, os.O_RDONLY)
@@ -61,27 +60,60 @@ def stamps(store):
     try:
         with os.scandir(folder) as entries:
             # d_type and d_ino: no system call for either.
-            listed = [(e.name, e.inode() if e.is_dir(follow_symlinks=False) else None)
-                      for e in entries if e.name.startswith("session-")]
+            inodes = {e.name: e.inode() if e.is_dir(follow_symlinks=False) else None
+                      for e in entries if e.name.startswith("session-")}
+        names = sorted(inodes)  # strings sort several times faster than (name, inode) pairs
         lstat = os.lstat
-        for name, inode in listed:
-            if inode is None:
-                found[name] = odd
+        found: list = []
+        changed: list = []
+        for name in names:
+            inode = inodes[name]
+            st = None
+            if inode is not None:
+                try:
+                    st = lstat(name + LEDGER, dir_fd=folder)  # relative to the store: the shortest path walk
+                except OSError:
+                    pass
+            if st is None or st.st_mode & 0o170000 != S_IFREG:
+                found.append(None)
+                changed.append(0)
                 continue
-            try:
-                st = lstat(name + LEDGER, dir_fd=folder)  # relative to the store: the shortest path walk
-            except OSError:
-                found[name] = odd
-                continue
-            if st.st_mode & 0o170000 != S_IFREG:
-                found[name] = odd
-                continue
-            found[name] = (pack(inode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), st.st_ctime_ns)
+            found.append(pack(inode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            changed.append(st.st_ctime_ns)
     except OSError as e:
         raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
     finally:
         os.close(folder)
-    return found
+    return Stamps(names, found, changed)
+
+
+class Stamps:
+    """The session directories of a store in name order, their stamps and change times (ns).
+
+    `snapshot` is all of it as one value (None when a directory is not a plain
+    ledger's): while the store gives the same value, it holds the same ledgers,
+    each with the stamp it had. `of` maps a name to (stamp, change time), made on
+    first use: a listing that matches its snapshot never needs it.
+    """
+
+    def __init__(self, names, found, changed):
+        self.names, self._found, self._changed = names, found, changed
+        self._of = None
+
+    @property
+    def snapshot(self):
+        if None in self._found:
+            return None
+        # Names hold no NUL and none is empty, so the double NUL ends them; stamps have one size.
+        listing = "\0".join(self.names).encode("utf-8", "surrogateescape")
+        return listing + b"\0\0" + b"".join(self._found)
+
+    @property
+    def of(self):
+        if self._of is None:
+            self._of = {name: (stamp, changed) if stamp is not None else (None, 0)
+                        for name, stamp, changed in zip(self.names, self._found, self._changed)}
+        return self._of
 
 
 LEDGER = "/" + DB_NAME
@@ -177,18 +209,19 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
         known, version, snapshot = {}, None, None
         if index is not None:
             try:
-                snapshot = _snapshot(found)
+                snapshot = found.snapshot
                 version = index.version()
                 if snapshot is not None and index.output(SNAPSHOT, version) == snapshot:
                     # Every ledger has the stamp its row was read at: the rows need not be read to know it.
-                    return _made(Catalogue(store, list(found), [], [], index, {}, version, payload), keep_index)
+                    return _made(Catalogue(store, list(found.names), [], [], index, {}, version, payload), keep_index)
                 version, rows = index.rows(("name", "stamp"))
                 known = dict(rows)
             except _sqlite_error():
                 index.close()
                 index, known = None, {}
         names, stale = [], []
-        for name, (stamp, _) in found.items():
+        of = found.of
+        for name, (stamp, _) in of.items():
             if stamp is not None and known.get(name) == stamp:
                 names.append(name)
             else:
@@ -198,10 +231,10 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
         if loud:
             _say(progress, f"om: reading {len(stale)} sessions into the store index of {store}"
                            " (once; later calls read only what changed)")
-        skipped, fresh, unlisted, gone = [], [], [], [name for name in known if name not in found]
+        skipped, fresh, unlisted, gone = [], [], [], [name for name in known if name not in of]
         read, saved = {}, []
         for name in stale:
-            row, error, opened = read_row(store, name, found[name], began)
+            row, error, opened = read_row(store, name, of[name], began)
             if error is not None:
                 skipped.append({"directory": os.path.join(store, name), "error": error})
                 if opened:
@@ -232,17 +265,6 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
 #: The `outputs` key of the snapshot: every directory name and its ledger's stamp, as the index's rows held
 #: them all at that version. While the store gives the same, no row needs reading to know they are all true.
 SNAPSHOT = "stamps"
-
-
-def _snapshot(found):
-    """The names and stamps of `stamps`, as one value; None when a directory is not a plain ledger's."""
-    parts = []
-    for name in sorted(found):
-        stamp = found[name][0]
-        if stamp is None:
-            return None
-        parts.append(name.encode() + stamp)
-    return b"".join(parts)
 
 
 def _made(catalogue, keep_index):
