@@ -120,10 +120,12 @@ class Index:
 
     # -- the catalogue ----------------------------------------------------------------
 
-    def rows(self, columns=COLUMNS):
-        """(version, every catalogue row as a tuple of `columns`, in no particular order), read together."""
+    def rows(self, columns=COLUMNS, ordered=False):
+        """(version, every catalogue row as a tuple of `columns`, in no particular order unless `ordered`:
+        then in listing order), read together."""
+        order = " ORDER BY listed" if ordered else ""
         with Transaction(self.conn, "DEFERRED", raw=True):
-            return self.version(), self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions").fetchall()
+            return self.version(), self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions{order}").fetchall()
 
     def version(self):
         """How many changes the index has had (a listing printed at this version is still true at it)."""

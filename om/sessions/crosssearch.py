@@ -25,18 +25,24 @@ Invariants:
 """
 
 import os
+from operator import itemgetter
 
 from om.errors import InputError, StoreError
 from om.sessions import catalogue
 
 
-class Candidate:
-    """A session in the search's scope, as the catalogue lists it."""
+class Candidate(tuple):
+    """A session in the search's scope: its catalogue row (name, stamp, listed, project, session, recent,
+    id, searched) as it is, read by name. A tuple made in C: a large store has one per session."""
 
-    __slots__ = ("name", "stamp", "project", "session", "recent", "id", "searched")
-
-    def __init__(self, row):
-        self.name, self.stamp, _, self.project, self.session, self.recent, self.id, self.searched = row
+    __slots__ = ()
+    name = property(itemgetter(0))
+    stamp = property(itemgetter(1))
+    project = property(itemgetter(3))
+    session = property(itemgetter(4))
+    recent = property(itemgetter(5))
+    id = property(itemgetter(6))
+    searched = property(itemgetter(7))
 
 
 def search_all(store, query, sources=False, retired=False, limit=10, project=None, progress=None):
