@@ -143,6 +143,8 @@ _ASCII_WORDS = {i: (chr(i).lower() if chr(i).isalnum() else " ") for i in range(
 
 def words_of(text):
     """The folded words of a text, CJK characters one word each: what both columns hold."""
+    if not text:
+        return []
     if text.isascii():
         return text.translate(_ASCII_WORDS).split()
     return pattern(WORD_PATTERN).findall(fold(spread_cjk(text)))

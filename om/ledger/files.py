@@ -140,6 +140,7 @@ def open_directory(cls, store, directory, writable=False):
     ledger.session = session
     return ledger
 
+
 def glance(directory, key):
     """(meta `key`'s value, whether any entry is active) of the ledger in `directory`, read with
     one read-only statement; None when that read fails or a link stands in the way.
