@@ -122,6 +122,7 @@ def test_the_scan_scores_memories_and_evidence_like_the_index_whatever_the_searc
         ids = [row[0] for row in led.conn.execute("SELECT id FROM sources ORDER BY seq")]
         made = led.apply({"through": len(ids), "observations": [
             {"text": text, "source_ids": [ids[i % len(ids)]]} for i, text in enumerate(memories)]})["observations"]
+        made = list(dict.fromkeys(made))  # the same text citing the same source is the same entry, made once
         if retire and len(made) >= 2:
             led.apply({"through": len(ids), "retire": [
                 {"id": made[0], "reason": "Superseded.", "replacement_ids": [made[-1]]}]})
