@@ -65,7 +65,6 @@ def stamps(store):
         names = sorted(inodes)  # strings sort several times faster than (name, inode) pairs
         lstat = os.lstat
         found: list = []
-        changed: list = []
         for name in names:
             inode = inodes[name]
             st = None
@@ -76,28 +75,27 @@ def stamps(store):
                     pass
             if st is None or st.st_mode & 0o170000 != S_IFREG:
                 found.append(None)
-                changed.append(0)
                 continue
             found.append(pack(inode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-            changed.append(st.st_ctime_ns)
     except OSError as e:
         raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
     finally:
         os.close(folder)
-    return Stamps(names, found, changed)
+    return Stamps(names, found)
 
 
 class Stamps:
-    """The session directories of a store in name order, their stamps and change times (ns).
+    """The session directories of a store in name order, and their stamps.
 
     `snapshot` is all of it as one value (None when a directory is not a plain
     ledger's): while the store gives the same value, it holds the same ledgers,
-    each with the stamp it had. `of` maps a name to (stamp, change time), made on
-    first use: a listing that matches its snapshot never needs it.
+    each with the stamp it had. `of` maps a name to (stamp, change time in ns,
+    the stamp's last field), made on first use: a listing that matches its
+    snapshot never needs it.
     """
 
-    def __init__(self, names, found, changed):
-        self.names, self._found, self._changed = names, found, changed
+    def __init__(self, names, found):
+        self.names, self._found = names, found
         self._of = None
 
     @property
@@ -111,8 +109,11 @@ class Stamps:
     @property
     def of(self):
         if self._of is None:
-            self._of = {name: (stamp, changed) if stamp is not None else (None, 0)
-                        for name, stamp, changed in zip(self.names, self._found, self._changed)}
+            from struct import Struct
+
+            fields = Struct(STAMP).unpack
+            self._of = {name: (stamp, fields(stamp)[-1]) if stamp is not None else (None, 0)
+                        for name, stamp in zip(self.names, self._found)}
         return self._of
 
 
