@@ -145,16 +145,15 @@ class Catalogue:
     skipped directories whose ledger opened but could not be summarized: a
     reader that needs less than a summary (search, export) tries them itself,
     as it always did. `version` is the index's version when nothing was read
-    afresh, skipped or gone (then a listing printed at it is still true), else None.
-    `exact`: the index holds a row for each of `names` and for nothing else (its
-    snapshot matched), so the rows are its rows, in the order it keeps.
+    afresh, skipped or gone (then a listing printed at it is still true), else None:
+    at that version the index holds a row for each of `names` and for nothing
+    else, so while it is still at it the rows are its rows, in the order it keeps.
     """
 
-    def __init__(self, store, names, skipped, unlisted, index, fresh, version, payload, saved=(), exact=False):
+    def __init__(self, store, names, skipped, unlisted, index, fresh, version, payload, saved=()):
         self.store, self.names, self.skipped, self.unlisted = store, names, skipped, list(unlisted)
         self.index, self.fresh, self.version, self.payload = index, fresh, version, payload
         self.saved = set(saved)  # rows read afresh that the index now holds too
-        self.exact = exact
         self._rows = None
 
     def carrying(self, payload):
@@ -173,11 +172,11 @@ class Catalogue:
         from om.derived.store_index import COLUMNS
 
         columns = ("name", "stamp", "listed", "project", *self.payload)
-        if self.exact and self.index is not None:
-            return self.index.rows(columns, ordered=True)[1]
         have = {}
         if self.index is not None:
-            _, rows = self.index.rows(columns)
+            version, rows = self.index.rows(columns, ordered=self.version is not None)
+            if version == self.version:
+                return rows
             have = {r[0]: r for r in rows}
         made = []
         for name in self.names:
@@ -219,8 +218,7 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
                 version = index.version()
                 if snapshot is not None and index.output(SNAPSHOT, version) == snapshot:
                     # Every ledger has the stamp its row was read at: the rows need not be read to know it.
-                    listed = Catalogue(store, list(found.names), [], [], index, {}, version, payload, exact=True)
-                    return _made(listed, keep_index)
+                    return _made(Catalogue(store, found.names, [], [], index, {}, version, payload), keep_index)
                 version, rows = index.rows(("name", "stamp"))
                 known = dict(rows)
             except _sqlite_error():
