@@ -152,7 +152,12 @@ def words_of(text):
 
 def stems_text(text):
     """The `stems` column of a document: its words, each replaced by its stem."""
-    return " ".join(stem_of(w) for w in words_of(text or ""))
+    words = words_of(text or "")
+    try:
+        # Every word already met: looked up in C (a first build of a large store stems millions).
+        return " ".join(map(_STEMS.__getitem__, words))
+    except KeyError:
+        return " ".join(map(stem_of, words))
 
 
 def fts5_available(conn):

@@ -149,3 +149,18 @@ def test_the_words_of_a_text_are_what_the_word_pattern_finds_in_it_folded_ascii_
     from om.derived import fts
 
     assert fts.words_of(text) == fts.pattern(fts.WORD_PATTERN).findall(fts.fold(fts.spread_cjk(text)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=string.ascii_letters + " .-_0123456789é", max_size=60), warm=st.booleans())
+def test_a_stems_column_is_each_word_stemmed_whether_its_words_were_met_before_or_not(text, warm):
+    from om import porter
+    from om.derived import fts
+
+    words = fts.words_of(text)
+    if warm:
+        fts.stems_text(text)
+    else:
+        fts._STEMS.clear()
+    expected = [porter.stem(w) if w.isascii() and w.isalpha() else w for w in words]
+    assert fts.stems_text(text) == " ".join(expected)
