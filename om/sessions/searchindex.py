@@ -25,6 +25,13 @@ Invariants:
   date here is simply searched.
 - A ledger is only read: attached with `mode=ro` to a private in-memory
   database (om.derived.store_index.Reader).
+- Many sessions to read are read by forked worker processes, one per CPU this
+  process may use (at most WORKERS), each with its own Reader; only this
+  process writes the index, and it gets every read back in order. A worker
+  opens nothing this process has open, writes only to its pipe and exits
+  without running the parent's cleanup; it dies with a broken pipe when this
+  process dies, and a worker that dies leaves its sessions unread, which
+  means searched, never skipped.
 """
 
 import os
@@ -32,9 +39,14 @@ import os
 #: Reading this many sessions' search rows in one call says so on stderr.
 NOTICE_AT = 200
 #: Sessions whose search rows are stored in one transaction.
-CHUNK = 200
+CHUNK = 50
 #: Sessions to read at least before the token index of `terms` is dropped and made again after.
 BULK = 1000
+#: Sessions to read at least before worker processes share the reading, and sessions each of them gets at least.
+PARALLEL_AT = 200
+PER_WORKER = 100
+#: Worker processes at most: past a few, this process's writes of what they read are the bottleneck.
+WORKERS = 8
 
 
 def bring_up_to_date(index, store, rows, progress=None):
@@ -62,7 +74,8 @@ def bring_up_to_date(index, store, rows, progress=None):
     work = [r for r in stale if r.id is not None]
     known = {r.id: index.coverage(r.id) for r in work}
     batch = []
-    reads = _reads(store, work, known)
+    workers = _workers(len(work))
+    reads = _forked_reads(store, work, known, workers) if workers > 1 else _read_each(store, work, known)
     bulk = len(work) >= BULK and index.bulk(True)
     try:
         for row, read in reads:
@@ -81,11 +94,116 @@ def bring_up_to_date(index, store, rows, progress=None):
         if bulk:
             index.bulk(False)
     if loud:
-        _say(progress, f"om: read {len(stale)} sessions' search rows in {time.monotonic() - began:.1f} s")
+        by = f" ({workers} processes reading them)" if workers > 1 else ""
+        _say(progress, f"om: read {len(stale)} sessions' search rows in {time.monotonic() - began:.1f} s{by}")
     return behind
 
 
-def _reads(store, rows, known):
+def _workers(count):
+    """How many processes read `count` sessions: one per CPU this process may use, where it can fork."""
+    if count < PARALLEL_AT or not hasattr(os, "fork"):
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, WORKERS, count // PER_WORKER))
+
+
+def _forked_reads(store, rows, known, workers):
+    """_read_each's reads, made by `workers` forked processes: worker k reads rows k, k + workers, ...
+    and sends each read back as one length-prefixed marshal frame (plain data: ints, strings, bytes,
+    tuples, lists, dicts). A worker that ends early leaves the rest of its share unread (None).
+
+    One thread per worker drains its pipe into a bounded queue, so the workers go on reading while
+    this process stores what they read (a whole CHUNK of sessions in one transaction); the threads
+    are joined before this returns.
+    """
+    import marshal
+    import signal
+    import threading
+    from queue import Empty, Queue
+
+    shares = []  # (pid, the read end of its pipe as a file, its frames)
+    threads = []
+    try:
+        for k in range(workers):
+            readable, writable = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the worker's side, measured by its results
+                _work(writable, [readable] + [f.fileno() for _, f, _ in shares], store, rows[k::workers], known)
+            os.close(writable)
+            shares.append((pid, os.fdopen(readable, "rb"), Queue(CHUNK)))
+        threads = [threading.Thread(target=_drain, args=(f, frames), daemon=True) for _, f, frames in shares]
+        for thread in threads:
+            thread.start()
+        ended = [False] * workers
+        for i, row in enumerate(rows):
+            k = i % workers
+            frame = None if ended[k] else shares[k][2].get()
+            ended[k] = frame is None
+            yield row, marshal.loads(frame) if frame is not None else None
+    finally:
+        for pid, _, _ in shares:
+            try:
+                os.kill(pid, signal.SIGKILL)  # done already, or stopped early: it only reads
+            except OSError:
+                pass
+        for thread, (_, _, frames) in zip(threads, shares):
+            while thread.is_alive():  # its pipe ends with its worker; what it still queues is dropped
+                try:
+                    frames.get(timeout=0.05)
+                except Empty:
+                    pass
+        for pid, f, _ in shares:
+            f.close()
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+
+
+def _drain(stream, frames):
+    """Queue each frame a worker sends, then None when its pipe ends."""
+    from struct import Struct
+
+    head = Struct("<Q")
+    try:
+        while True:
+            size = stream.read(head.size)
+            if len(size) != head.size:
+                break
+            body = stream.read(head.unpack(size)[0])
+            if len(body) != head.unpack(size)[0]:
+                break
+            frames.put(body)
+    except (OSError, ValueError):
+        pass
+    finally:
+        frames.put(None)
+
+
+def _work(out, inherited, store, rows, known):  # pragma: no cover - runs in a forked worker
+    """A worker's life: read `rows`, write each read to the pipe `out`, and exit without cleanup
+    (the parent's open files, buffers and connections are the parent's to close)."""
+    import marshal
+    from struct import Struct
+
+    code = 1
+    try:
+        for fd in inherited:  # other workers' pipes: held open here, they would outlive the parent
+            os.close(fd)
+        pack = Struct("<Q").pack
+        with os.fdopen(out, "wb") as stream:
+            for _, read in _read_each(store, rows, known):
+                frame = marshal.dumps(read)
+                stream.write(pack(len(frame)) + frame)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _read_each(store, rows, known):
     """Yield (row, (statistics, full) or None) for each row, read through one Reader."""
     from om.derived.store_index import Reader
     from om.sqlite import load

@@ -316,3 +316,85 @@ def test_searchers_racing_each_other_and_a_writer_store_what_one_build_from_scra
     shutil.copytree(store, twin, ignore=shutil.ignore_patterns("index"))
     run_om("--store", twin, "search", "redis", "--all-sessions")
     assert _search_rows(store) == _search_rows(twin)
+
+
+def _searching(store, *args, cpus=None):
+    """`om search ARGS --all-sessions --sources` over `store` as a process (on only `cpus`, when given)."""
+    env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "search", *args, "--all-sessions", "--sources"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus))
+
+
+def test_a_first_build_shared_by_worker_processes_stores_what_one_process_alone_stores(store, tmp_path):
+    cpus = sorted(os.sched_getaffinity(0))
+    assert len(cpus) >= 2, "this test needs a machine with two CPUs to share a build between processes"
+    many(store, 260)  # enough sessions to be shared (om.sessions.searchindex.PARALLEL_AT)
+    alone = tmp_path / "alone"
+    shutil.copytree(store, alone)
+    answers = {}
+    for where, use in ((alone, {cpus[0]}), (store, set(cpus[:2]))):
+        proc = _searching(where, "redis", "timeout", cpus=use)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        said = err.decode().splitlines()[-1]
+        assert said.startswith("om: read 260 sessions' search rows in "), said
+        assert said.endswith(" (2 processes reading them)") == (len(use) == 2), said
+        answers[where] = json.loads(out.decode().replace(str(where), "STORE"))
+    assert _search_rows(store) == _search_rows(alone)
+    assert answers[store] == answers[alone]
+
+
+def _state(pid):
+    """A process's state letter and its parent's pid, or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[1])
+
+
+def _children(pid):
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (_state(e) or ("", 0))[1] == pid]
+
+
+def _running(pid):
+    """Whether `pid` is a live process (a zombie nobody reaps is not)."""
+    return (_state(pid) or ("Z",))[0] != "Z"
+
+
+def test_kill_9_of_a_build_shared_by_workers_leaves_no_worker_and_a_store_that_searches_correctly(store, tmp_path):
+    rng = random.Random(26)
+    words = ("redis", "cache", "timeout", "deploy", "queue", "worker", "shard", "lease")
+    for i in range(400):  # sessions long enough to read that the kill lands while the workers read
+        v1_session(store, f"s{i:04d}", [" ".join(rng.choices(words, k=30)) + f" item{j}" for j in range(60)],
+                   memory=i % 2 == 0)
+    twin = tmp_path / "twin"
+    shutil.copytree(store, twin)
+    proc = _searching(twin, "redis", "timeout")
+    expected = json.loads(proc.communicate(timeout=300)[0].decode().replace(str(twin), "STORE"))
+    for round_ in range(3):
+        shutil.rmtree(store / "index", ignore_errors=True)
+        run_om("--store", store, "sessions")  # the catalogue is there: the kill lands in the search part
+        proc = _searching(store, "redis", "timeout")
+        deadline = time.monotonic() + 60
+        workers = []
+        while len(workers) < 2 and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, 0.3))
+        assert len(workers) == 2 and all(map(_running, workers)), "the build was not shared, or ended too soon"
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        deadline = time.monotonic() + 10
+        while any(map(_running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not any(map(_running, workers)), f"round {round_}: a worker outlived its parent"
+        proc = _searching(store, "redis", "timeout")
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert json.loads(out.decode().replace(str(store), "STORE")) == expected, round_
