@@ -74,8 +74,8 @@ def bring_up_to_date(index, store, rows, progress=None):
     work = [r for r in stale if r.id is not None]
     known = {r.id: index.coverage(r.id) for r in work}
     batch = []
-    workers = _workers(len(work))
-    reads = _forked_reads(store, work, known, workers) if workers > 1 else _read_each(store, work, known)
+    workers, shared = _workers(len(work)), []
+    reads = _forked_reads(store, work, known, workers, shared) if workers > 1 else _read_each(store, work, known)
     bulk = len(work) >= BULK and index.bulk(True)
     try:
         for row, read in reads:
@@ -94,7 +94,7 @@ def bring_up_to_date(index, store, rows, progress=None):
         if bulk:
             index.bulk(False)
     if loud:
-        by = f" ({workers} processes reading them)" if workers > 1 else ""
+        by = f" ({shared[0]} processes reading them)" if shared else ""
         _say(progress, f"om: read {len(stale)} sessions' search rows in {time.monotonic() - began:.1f} s{by}")
     return behind
 
@@ -110,33 +110,46 @@ def _workers(count):
     return max(1, min(cpus, WORKERS, count // PER_WORKER))
 
 
-def _forked_reads(store, rows, known, workers):
+def _forked_reads(store, rows, known, workers, shared):
     """_read_each's reads, made by `workers` forked processes: worker k reads rows k, k + workers, ...
     and sends each read back as one length-prefixed marshal frame (plain data: ints, strings, bytes,
     tuples, lists, dicts). A worker that ends early leaves the rest of its share unread (None).
 
     One thread per worker drains its pipe into a bounded queue, so the workers go on reading while
     this process stores what they read (a whole CHUNK of sessions in one transaction); the threads
-    are joined before this returns.
+    are joined before this returns. Where no process or thread can be had now, the rows are read here;
+    else `shared` gets the number of workers.
     """
     import marshal
-    import signal
     import threading
-    from queue import Empty, Queue
+    from queue import Queue
 
-    shares = []  # (pid, the read end of its pipe as a file, its frames)
-    threads = []
+    shares: list = []  # [pid, the read end of its pipe as a file, its frames, the thread draining it]
     try:
-        for k in range(workers):
-            readable, writable = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the worker's side, measured by its results
-                _work(writable, [readable] + [f.fileno() for _, f, _ in shares], store, rows[k::workers], known)
-            os.close(writable)
-            shares.append((pid, os.fdopen(readable, "rb"), Queue(CHUNK)))
-        threads = [threading.Thread(target=_drain, args=(f, frames), daemon=True) for _, f, frames in shares]
-        for thread in threads:
-            thread.start()
+        try:
+            for k in range(workers):
+                readable, writable = os.pipe()
+                try:
+                    pid = os.fork()
+                except OSError:
+                    os.close(readable)
+                    os.close(writable)
+                    raise
+                if pid == 0:  # pragma: no cover - the worker's side, measured by its results
+                    _work(writable, [readable] + [share[1].fileno() for share in shares], store,
+                          rows[k::workers], known)
+                os.close(writable)
+                shares.append([pid, os.fdopen(readable, "rb"), Queue(CHUNK), None])
+            for share in shares:
+                thread = threading.Thread(target=_drain, args=(share[1], share[2]), daemon=True)
+                thread.start()
+                share[3] = thread
+        except (OSError, RuntimeError):  # no process or thread to be had now: read here, as without workers
+            _stop(shares)
+            shares = []
+            yield from _read_each(store, rows, known)
+            return
+        shared.append(workers)
         ended = [False] * workers
         for i, row in enumerate(rows):
             k = i % workers
@@ -144,23 +157,31 @@ def _forked_reads(store, rows, known, workers):
             ended[k] = frame is None
             yield row, marshal.loads(frame) if frame is not None else None
     finally:
-        for pid, _, _ in shares:
+        _stop(shares)
+
+
+def _stop(shares):
+    """End the workers (done already, or stopped early: they only read), their threads, their pipes."""
+    import signal
+    from queue import Empty
+
+    for pid, _, _, _ in shares:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for _, _, frames, thread in shares:
+        while thread is not None and thread.is_alive():  # its pipe ends with its worker; what it queues is dropped
             try:
-                os.kill(pid, signal.SIGKILL)  # done already, or stopped early: it only reads
-            except OSError:
+                frames.get(timeout=0.05)
+            except Empty:
                 pass
-        for thread, (_, _, frames) in zip(threads, shares):
-            while thread.is_alive():  # its pipe ends with its worker; what it still queues is dropped
-                try:
-                    frames.get(timeout=0.05)
-                except Empty:
-                    pass
-        for pid, f, _ in shares:
-            f.close()
-            try:
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
+    for pid, stream, _, _ in shares:
+        stream.close()
+        try:
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
 def _drain(stream, frames):

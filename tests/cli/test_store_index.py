@@ -398,3 +398,26 @@ def test_kill_9_of_a_build_shared_by_workers_leaves_no_worker_and_a_store_that_s
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
         assert json.loads(out.decode().replace(str(store), "STORE")) == expected, round_
+
+
+def test_a_build_that_can_fork_no_worker_reads_every_session_itself(store, tmp_path, monkeypatch):
+    import errno
+
+    from inprocess import run_om_in_process
+
+    many(store, 260)
+    alone = tmp_path / "alone"
+    shutil.copytree(store, alone)
+    proc = _searching(alone, "redis", "timeout", cpus={sorted(os.sched_getaffinity(0))[0]})
+    expected = json.loads(proc.communicate(timeout=300)[0].decode().replace(str(alone), "STORE"))
+
+    def no_fork():
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    r = run_om_in_process("--store", store, "search", "redis", "timeout", "--all-sessions", "--sources")
+    assert r.returncode == 0, r.stderr
+    said = r.stderr.splitlines()[-1]
+    assert said.startswith("om: read 260 sessions' search rows in ") and "processes" not in said, said
+    assert json.loads(r.stdout.replace(str(store), "STORE")) == expected
+    assert _search_rows(store) == _search_rows(alone)
