@@ -191,11 +191,12 @@ def _drain(stream, frames):
     head = Struct("<Q")
     try:
         while True:
-            size = stream.read(head.size)
-            if len(size) != head.size:
+            frame = stream.read(head.size)
+            if len(frame) != head.size:
                 break
-            body = stream.read(head.unpack(size)[0])
-            if len(body) != head.unpack(size)[0]:
+            size = head.unpack(frame)[0]
+            body = stream.read(size)
+            if len(body) != size:
                 break
             frames.put(body)
     except (OSError, ValueError):
@@ -212,7 +213,7 @@ def _work(out, inherited, store, rows, known):  # pragma: no cover - runs in a f
 
     code = 1
     try:
-        for fd in inherited:  # other workers' pipes: held open here, they would outlive the parent
+        for fd in inherited:  # read ends (its own, earlier workers'): held here, no pipe would break with the parent
             os.close(fd)
         pack = Struct("<Q").pack
         with os.fdopen(out, "wb") as stream:
