@@ -193,6 +193,10 @@ class Ledger:
             " (SELECT json_extract(body, '$.timestamp') FROM sources ORDER BY seq DESC LIMIT 1) FROM sources"
         ).fetchone())
 
+    def in_wal(self):
+        """Whether the ledger is in WAL mode (a peer's choice): its writes may leave its own file as it was."""
+        return str(self.conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
+
     def has_entries(self):
         """True when the ledger holds any observation or reflection, active or retired."""
         return self.conn.execute("SELECT 1 FROM entries LIMIT 1").fetchone() is not None

@@ -15,7 +15,9 @@ Invariants:
   changes the change time past that point, which no program can set back, so
   a ledger written meanwhile (by a hook, a v1 peer, ingest, import, fork,
   forget, a copy by hand) is always read again. A row read while its ledger
-  had just changed is stored unsettled and read again next time. Directories
+  had just changed is stored unsettled and read again next time; so is every
+  row of a ledger in WAL mode (a v1 peer may choose it), whose commits go to
+  its `-wal` file and can leave the ledger's own file as it was. Directories
   that cannot be read are never cached: each call opens them and reports why.
 - Readers write, writers never: the hooks and the ledger commands do not
   touch the index. A reader that cannot write (a read-only store, a busy
@@ -290,9 +292,10 @@ def read_row(store, name, stamp, began):
     try:
         with ledger:
             row = summarize(ledger, meta)
+            wal = ledger.in_wal()
     except (database_error(), StoreError) as e:
         return None, f"not a readable ledger: {e}", True
-    settled = stamp[0] is not None and stamp[1] < began - SETTLE_NS
+    settled = stamp[0] is not None and stamp[1] < began - SETTLE_NS and not wal
     return encode(name, stamp[0] if settled else b"", row), None, True
 
 

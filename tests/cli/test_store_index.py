@@ -423,3 +423,32 @@ def test_a_build_that_can_fork_no_worker_reads_every_session_itself(store, tmp_p
     assert said.startswith("om: read 260 sessions' search rows in ") and "processes" not in said, said
     assert json.loads(r.stdout.replace(str(store), "STORE")) == expected
     assert _search_rows(store) == _search_rows(alone)
+
+
+def test_a_ledger_in_wal_mode_written_while_a_peer_holds_it_open_is_seen_on_the_next_read(store, tmp_path):
+    many(store, 3)
+    path = ledger_path(store, "s0001")
+    holder = sqlite3.connect(path, isolation_level=None)  # a peer's long-lived connection: no checkpoint at close
+    try:
+        assert holder.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+        holder.execute("SELECT count(*) FROM sources").fetchone()
+        listing(store)
+        time.sleep(3.2)  # every ledger settled
+        listing(store)
+        listing(store)
+        found = run_om("--store", store, "search", "zebra", "--all-sessions", "--sources")
+        assert found.returncode == 0 and found.json["results"] == [], found
+        before = os.stat(path)
+        writer = sqlite3.connect(path, isolation_level=None)
+        peer_source(writer, "s0001", 9, "zebra crossing")
+        writer.close()
+        after = os.stat(path)
+        # The commit went to the WAL: the ledger's own file shows nothing of it.
+        assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
+            before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+        assert {r["session"]: r["sources"] for r in listing(store)["sessions"]}["s0001"] == 4
+        assert listing(store) == reference(store, tmp_path)
+        found = run_om("--store", store, "search", "zebra", "--all-sessions", "--sources")
+        assert [r["session"] for r in found.json["results"]] == ["s0001"], found
+    finally:
+        holder.close()
