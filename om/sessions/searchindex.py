@@ -121,23 +121,32 @@ def _forked_reads(store, rows, known, workers, shared):
     else `shared` gets the number of workers.
     """
     import marshal
+    import signal
     import threading
     from queue import Queue
 
+    parent = os.getpid()
     shares: list = []  # [pid, the read end of its pipe as a file, its frames, the thread draining it]
     try:
         try:
             for k in range(workers):
+                part = rows[k::workers]
                 readable, writable = os.pipe()
+                inherited = [readable] + [s[1].fileno() for s in shares]
+                # Ctrl-C held until the worker is inside its own try: a KeyboardInterrupt raised in the
+                # child before that would unwind into this function's copy in the child.
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                 try:
                     pid = os.fork()
                 except OSError:
                     os.close(readable)
                     os.close(writable)
                     raise
+                finally:
+                    if os.getpid() == parent:
+                        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                 if pid == 0:  # pragma: no cover - the worker's side, measured by its results
-                    _work(writable, [readable] + [share[1].fileno() for share in shares], store,
-                          rows[k::workers], known)
+                    _work(writable, inherited, store, part, known)
                 os.close(writable)
                 shares.append([pid, os.fdopen(readable, "rb"), Queue(CHUNK), None])
             for share in shares:
@@ -208,11 +217,14 @@ def _drain(stream, frames):
 def _work(out, inherited, store, rows, known):  # pragma: no cover - runs in a forked worker
     """A worker's life: read `rows`, write each read to the pipe `out`, and exit without cleanup
     (the parent's open files, buffers and connections are the parent's to close)."""
-    import marshal
-    from struct import Struct
-
     code = 1
-    try:
+    try:  # from the first statement: nothing may unwind into the parent's code, which this copy also holds
+        import marshal
+        import signal
+        from struct import Struct
+
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
         for fd in inherited:  # read ends (its own, earlier workers'): held here, no pipe would break with the parent
             os.close(fd)
         pack = Struct("<Q").pack

@@ -10,6 +10,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import sqlite3
 import stat
 import subprocess
@@ -319,11 +320,12 @@ def test_searchers_racing_each_other_and_a_writer_store_what_one_build_from_scra
 
 
 def _searching(store, *args, cpus=None):
-    """`om search ARGS --all-sessions --sources` over `store` as a process (on only `cpus`, when given)."""
+    """`om search ARGS --all-sessions --sources` over `store` as a process (on only `cpus`, when given), the
+    leader of its own process group, as a shell starts a command."""
     env = {k: v for k, v in os.environ.items() if k != "OBSERVATIONAL_MEMORY_STORE"}
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "search", *args, "--all-sessions", "--sources"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus))
 
 
@@ -365,37 +367,76 @@ def _running(pid):
     return (_state(pid) or ("Z",))[0] != "Z"
 
 
-def test_kill_9_of_a_build_shared_by_workers_leaves_no_worker_and_a_store_that_searches_correctly(store, tmp_path):
+def _long_sessions(store, tmp_path):
+    """400 sessions long enough to read that a signal lands while the workers read; the answer to
+    searching them, from a copy."""
     rng = random.Random(26)
     words = ("redis", "cache", "timeout", "deploy", "queue", "worker", "shard", "lease")
-    for i in range(400):  # sessions long enough to read that the kill lands while the workers read
+    for i in range(400):
         v1_session(store, f"s{i:04d}", [" ".join(rng.choices(words, k=30)) + f" item{j}" for j in range(100)],
                    memory=i % 2 == 0)
     twin = tmp_path / "twin"
     shutil.copytree(store, twin)
     proc = _searching(twin, "redis", "timeout")
-    expected = json.loads(proc.communicate(timeout=300)[0].decode().replace(str(twin), "STORE"))
+    return json.loads(proc.communicate(timeout=300)[0].decode().replace(str(twin), "STORE"))
+
+
+def _started_workers(proc):
+    deadline = time.monotonic() + 60
+    workers = []
+    while len(workers) < 2 and time.monotonic() < deadline:
+        workers = _children(proc.pid)
+        time.sleep(0.005)
+    return workers
+
+
+def _gone(workers):
+    deadline = time.monotonic() + 10
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not any(map(_running, workers))
+
+
+def test_ctrl_c_during_a_shared_build_says_interrupted_and_leaves_no_worker_and_a_store_that_searches_correctly(
+        store, tmp_path):
+    expected = _long_sessions(store, tmp_path)
+    two = set(sorted(os.sched_getaffinity(0))[:2])
+    assert len(two) == 2, "this test needs a machine with two CPUs to share a build between processes"
+    run_om("--store", store, "sessions")
+    proc = _searching(store, "redis", "timeout", cpus=two)
+    workers = _started_workers(proc)
+    time.sleep(0.1)
+    assert len(workers) == 2 and all(map(_running, workers)), "the build was not shared, or ended too soon"
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    # Said once, by the command: a worker that unwound into the command's code would say it too.
+    assert err.decode().splitlines()[-1] == "om: interrupted" and err.count(b"om: interrupted") == 1, err
+    assert b"Traceback" not in err and len(set(err.splitlines())) == len(err.splitlines()), err
+    assert _gone(workers)
+    proc = _searching(store, "redis", "timeout")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert json.loads(out.decode().replace(str(store), "STORE")) == expected
+
+
+def test_kill_9_of_a_build_shared_by_workers_leaves_no_worker_and_a_store_that_searches_correctly(store, tmp_path):
+    expected = _long_sessions(store, tmp_path)
+    rng = random.Random(26)
     two = set(sorted(os.sched_getaffinity(0))[:2])
     assert len(two) == 2, "this test needs a machine with two CPUs to share a build between processes"
     for round_ in range(3):
         shutil.rmtree(store / "index", ignore_errors=True)
         run_om("--store", store, "sessions")  # the catalogue is there: the kill lands in the search part
         proc = _searching(store, "redis", "timeout", cpus=two)  # two workers, however many CPUs there are
-        deadline = time.monotonic() + 60
-        workers = []
-        while len(workers) < 2 and time.monotonic() < deadline:
-            workers = _children(proc.pid)
-            time.sleep(0.005)
+        workers = _started_workers(proc)
         time.sleep(rng.uniform(0, 0.2))  # the build takes about a second unloaded
         assert len(workers) == 2 and all(map(_running, workers)), "the build was not shared, or ended too soon"
         proc.kill()
         proc.wait()
         proc.stdout.close()
         proc.stderr.close()
-        deadline = time.monotonic() + 10
-        while any(map(_running, workers)) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not any(map(_running, workers)), f"round {round_}: a worker outlived its parent"
+        assert _gone(workers), f"round {round_}: a worker outlived its parent"
         proc = _searching(store, "redis", "timeout")
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
