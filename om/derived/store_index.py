@@ -43,7 +43,7 @@ NAME = "om_store_index_v1"
 FOLDER = "index"
 FILE = "store-v1.sqlite3"
 #: Changing what a row holds or how it is keyed, or how om_fts tokenizes, changes this: another value means rebuild.
-FORMAT = "store-index 1;catalogue 1;terms 1;" + fts.FORMAT
+FORMAT = "store-index 1;catalogue 1;terms 2;" + fts.FORMAT
 #: A reader waits at most this long for another process's short write; a hook never waits.
 BUSY_SECONDS = 15.0
 
@@ -71,11 +71,13 @@ SCHEMA = (
     # many documents it occurs, and bounds on its frequency in one of them (at most tf) and on
     # the length of a document holding it (at least dl); `w` bounds what it adds to FTS5's bm25
     # of one such document, at the session's corpus. Bounds, so appending rows only widens them.
+    # `doc` is the one document holding it when df is 1 (its seq), else NULL: a query whose words a
+    # session holds in one source alone gives that source no neighbour that matches.
     # Keyed by session, so a session's rows are appended and dropped together; searched by token
     # through TERMS_INDEX, which a large build drops and makes again once (sorting beats inserting).
     "CREATE TABLE IF NOT EXISTS terms (id INTEGER NOT NULL, term TEXT NOT NULL, col TEXT NOT NULL,"
     " kind INTEGER NOT NULL, df INTEGER NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL,"
-    " w REAL NOT NULL DEFAULT 0, PRIMARY KEY (id, term, col, kind)) WITHOUT ROWID",
+    " w REAL NOT NULL DEFAULT 0, doc INTEGER, PRIMARY KEY (id, term, col, kind)) WITHOUT ROWID",
     # Every session's entries, tokenized as om_fts: which sessions hold a memory matching a query
     # exactly (rowid: session id << 32 | entry seq). Content kept, so a session's rows can be deleted.
     f"CREATE VIRTUAL TABLE IF NOT EXISTS memories USING {fts.definition(content=None)}",
@@ -86,7 +88,7 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS outputs (key TEXT PRIMARY KEY, version INTEGER NOT NULL, text TEXT NOT NULL)",
 )
 #: The schema's index on `terms` (kept apart: a large build drops it while it appends).
-TERMS_INDEX = "CREATE INDEX IF NOT EXISTS terms_by_term ON terms(term, col, kind, id, w)"
+TERMS_INDEX = "CREATE INDEX IF NOT EXISTS terms_by_term ON terms(term, col, kind, id, w, doc)"
 #: Terms occurring in at most this many documents of a batch get exact tf and dl bounds.
 RARE = 4
 
@@ -250,19 +252,20 @@ class Index:
                 docs, tokens = (0, 0) if full else conn.execute(
                     "SELECT docs, tokens FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 docs, tokens = docs + rows["docs"], tokens + rows["tokens"]
-                merged = {} if full else {(t, c, k): [df, tf, dl] for t, c, k, df, tf, dl in conn.execute(
-                    "SELECT term, col, kind, df, tf, dl FROM terms WHERE id = ?", (session_id,))}
-                for key, (df, tf, dl) in rows["terms"]:
+                merged = {} if full else {(t, c, k): [df, tf, dl, doc] for t, c, k, df, tf, dl, doc in conn.execute(
+                    "SELECT term, col, kind, df, tf, dl, doc FROM terms WHERE id = ?", (session_id,))}
+                for key, (df, tf, dl, doc) in rows["terms"]:
                     have = merged.get(key)
-                    merged[key] = [df, tf, dl] if have is None else [have[0] + df, max(have[1], tf), min(have[2], dl)]
+                    merged[key] = [df, tf, dl, doc] if have is None else [
+                        have[0] + df, max(have[1], tf), min(have[2], dl), None]  # two documents at least
                 nhit = {}
-                for (term, col, _), (df, _, _) in merged.items():
+                for (term, col, _), (df, _, _, _) in merged.items():
                     nhit[term, col] = nhit.get((term, col), 0) + df
                 terms.extend(_with_parts(session_id, merged, nhit, docs, tokens, k1, b))
                 self._save_rest(name, session_id, stamp, rows, docs, tokens, bm25_part(1, 0, docs, tokens, 1, k1, b))
             # Sorted by the table's key: appended pages, not scattered ones.
-            conn.executemany("INSERT OR REPLACE INTO terms(id, term, col, kind, df, tf, dl, w)"
-                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sorted(terms))
+            conn.executemany("INSERT OR REPLACE INTO terms(id, term, col, kind, df, tf, dl, w, doc)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sorted(terms))
 
         return self._write(change)
 
@@ -354,7 +357,8 @@ class Index:
         phrase; `bucket` bounds the score any such document can reach, in ten-thousandths,
         by `rule` (om.search.ceiling) over each phrase's `w` (a prefix: the sum of its terms',
         which bounds its bm25 part too; a phrase of several tokens: the session's `once`
-        times k1 + 1). `memories` maps session ids to 2 when one of their entries holds the
+        times k1 + 1); a source's neighbours add nothing where every token row names one and
+        the same document (`doc`). `memories` maps session ids to 2 when one of their entries holds the
         phrase, 1 when one holds every term; with `exact` False the relevance is bounded by
         nothing (a session may be scanned, not scored by FTS5); `has_phrase` False when the
         query has no phrase to earn the bonus; `sources` False leaves out the sources' rows
@@ -377,19 +381,24 @@ class Index:
         for term, col, tokens in phrases:
             if len(tokens) == 1:
                 (token, prefix), = tokens
-                parts.append(f"SELECT {int(term)} AS ti, id, kind, w FROM"
-                             f" ({rows_of(token, prefix, col, 'id, kind, sum(w) AS w')} GROUP BY id, kind)")
+                what = "id, kind, sum(w) AS w, min(doc) AS lo, max(doc) AS hi, count(*) - count(doc) AS unknown"
+                parts.append(f"SELECT {int(term)} AS ti, id, kind, w, lo, hi, unknown FROM"
+                             f" ({rows_of(token, prefix, col, what)} GROUP BY id, kind)")
             else:  # every token present somewhere in the session: the phrase's part is bounded by `once`
                 present = " INTERSECT ".join(rows_of(token, prefix, col, "id, kind") for token, prefix in tokens)
-                parts.append(f"SELECT {int(term)} AS ti, id, kind, NULL AS w FROM ({present})")
+                parts.append(f"SELECT {int(term)} AS ti, id, kind, NULL AS w, NULL AS lo, NULL AS hi, 1 AS unknown"
+                             f" FROM ({present})")
         if not parts:
             return []
+        # `alone`: every token row of the query in this session and kind names one and the same
+        # document, so only that document matches (a source with no matching neighbour).
         found = self.conn.execute(
-            "SELECT p.id, p.kind, count(DISTINCT p.ti), sum(coalesce(p.w, s.once * ?)), s.recent"
+            "SELECT p.id, p.kind, count(DISTINCT p.ti), sum(coalesce(p.w, s.once * ?)), s.recent,"
+            " sum(p.unknown) = 0 AND min(p.lo) = max(p.hi)"
             f" FROM ({' UNION ALL '.join(parts)}) p JOIN sessions s ON s.id = p.id GROUP BY p.id, p.kind",
             [k1 + 1, *args])
         rows = []
-        for session_id, kind, count, r, recent in found:
+        for session_id, kind, count, r, recent, alone in found:
             level = memories.get(session_id, 0)
             if kind == 1:
                 cover = min(count, n - 1) if level == 0 else count
@@ -398,8 +407,9 @@ class Index:
                 cover = count
                 phrase = 1 if count == n and has_phrase else 0
             relevance = r if exact else 1e300
-            # A source's neighbours are sources of the same session: its own row bounds them too.
-            score = rule(cover, phrase, n, relevance, relevance, 1 - kind)
+            # A source's neighbours are sources of the same session: its own row bounds them too,
+            # unless the session holds the query's tokens in one document alone (no neighbour matches).
+            score = rule(cover, phrase, n, relevance, 0.0 if alone and exact else relevance, 1 - kind)
             rows.append((session_id, kind, int(score * 10000.0 * (1 + 1e-9) + 0.500001), recent))
         rows.sort(key=lambda row: (-row[2], -row[1], row[3]))
         return rows
@@ -414,8 +424,8 @@ def _with_parts(session_id, merged, nhit, docs, tokens, k1, b):
         ratio = (docs - hits + 0.5) / (hits + 0.5)
         idf[key] = max(log(ratio), 1e-6) if ratio > 0 else 1e-6
     top, base = k1 + 1, k1 * (1 - b)
-    return [(session_id, term, col, kind, df, tf, dl, idf[term, col] * tf * top / (tf + base + k1 * scale * dl))
-            for (term, col, kind), (df, tf, dl) in merged.items()]
+    return [(session_id, term, col, kind, df, tf, dl, idf[term, col] * tf * top / (tf + base + k1 * scale * dl), doc)
+            for (term, col, kind), (df, tf, dl, doc) in merged.items()]
 
 
 def bm25_part(tf, dl, docs, tokens, nhit, k1, b):
@@ -450,7 +460,7 @@ class Reader:
         read snapshot: (rows, full) where full means every row was read (the first rows changed, or
         another generation); None when the ledger is not `session`'s v1 ledger any more.
 
-        rows: {"terms": [((term, col, kind), (df, tf, dl))], "docs", "tokens", "entries": [(seq, body)],
+        rows: {"terms": [((term, col, kind), (df, tf, dl, the one document's seq or None))], "docs", "tokens", "entries": [(seq, body)],
         "coverage": what it covers now, "generation", "read_at": when the read began (ns),
         "after": the coverage it was read after}.
         """
@@ -516,7 +526,8 @@ class Reader:
         return {"terms": terms, "docs": docs, "tokens": tokens, "entries": entries.fetchall()}
 
     def _terms(self, kind, sizes):
-        """Bounds per token of the documents in `batch`: exact for a token in at most RARE of them."""
+        """Bounds per token of the documents in `batch`: exact for a token in at most RARE of them,
+        and the document itself for a token in one (its rowid: the row's seq)."""
         rare = {}
         for term, col, doc, tf in self.conn.execute(
             "SELECT w.term, w.col, w.doc, count(*) FROM batch_terms t JOIN batch_words w"
@@ -525,12 +536,12 @@ class Reader:
             dl = sizes[doc]
             bounds = rare.get((term, col))
             if bounds is None:
-                rare[term, col] = (tf, dl)
+                rare[term, col] = (tf, dl, doc)
             else:
-                rare[term, col] = (max(bounds[0], tf), min(bounds[1], dl))
+                rare[term, col] = (max(bounds[0], tf), min(bounds[1], dl), None)
         # A token in df documents, count times in all: at most count - df + 1 times in one of them.
         smallest = min(sizes.values())
-        return [((term, col, kind), (df,) + (rare.get((term, col)) or (count - df + 1, smallest)))
+        return [((term, col, kind), (df,) + (rare.get((term, col)) or (count - df + 1, smallest, None)))
                 for term, col, df, count in self.conn.execute("SELECT term, col, doc, cnt FROM batch_terms")]
 
 

@@ -493,3 +493,34 @@ def test_a_ledger_in_wal_mode_written_while_a_peer_holds_it_open_is_seen_on_the_
         assert [r["session"] for r in found.json["results"]] == ["s0001"], found
     finally:
         holder.close()
+
+
+def test_a_word_each_session_holds_in_one_source_searches_only_the_sessions_that_can_reach_the_top(store):
+    from inprocess import run_om_in_process
+    from om.derived.fts import TABLE
+
+    rng = random.Random(42)
+    filler = [f"w{i}" for i in range(30)]
+    for i in range(60):
+        v1_session(store, f"s{i:04d}", [" ".join(rng.choices(filler, k=rng.randint(5, 30))) + f" item{j}"
+                                        for j in range(12)], memory=False)
+    found = run_om("--store", store, "search", "item7", "--all-sessions", "--sources", "--limit", "3")
+    assert found.returncode == 0, found
+    # A session searched has its own search index built in its ledger; the others were left alone.
+    searched = []
+    for i in range(60):
+        conn = sqlite3.connect(f"file:{ledger_path(store, f's{i:04d}')}?mode=ro", uri=True)
+        try:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE,)).fetchone():
+                searched.append(i)
+        finally:
+            conn.close()
+    assert 3 <= len(searched) <= 12, searched
+    # And the list is the best three of all sixty sessions' own searches.
+    every = []
+    for i in range(60):
+        r = run_om_in_process("--store", store, "--session", f"s{i:04d}", "search", "item7", "--sources")
+        every.extend((-x["score"], f"s{i:04d}", x["id"]) for x in json.loads(r.stdout)["results"])
+    best = sorted(every)[:3]
+    assert [(r["session"], r["id"]) for r in found.json["results"]] == [(s, i) for _, s, i in best]
+    assert [r["score"] for r in found.json["results"]] == [-score for score, _, _ in best]

@@ -18,7 +18,7 @@ import shutil
 import sqlite3
 import time
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import om.derived.store_index as store_index
@@ -169,6 +169,11 @@ def test_searching_only_the_sessions_the_bounds_keep_gives_the_list_searching_ev
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sessions=st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=30), st.booleans()), min_size=1, max_size=4),
        query=QUERY)
+# One word in one source, the other also in its neighbour: that neighbour adds to the source's score.
+@example(sessions=[(["x1 redis w0", "redis w1", "w2 w3", "w4 w5", "w6", "w7"], False)], query="x1 redis")
+# Both words in one source alone, of sessions that differ only in its length: no neighbour adds anything.
+@example(sessions=[(["w1 w2", "x1 e2e" + " w3" * k, "w4 w5", "w6 w7"], k % 2 == 0) for k in range(4)],
+         query="x1 e2e")
 def test_no_result_of_a_session_scores_above_the_bound_the_index_gives_it(tmp_path_factory, sessions, query):
     from om import search as single
     from om.errors import InputError
