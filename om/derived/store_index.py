@@ -379,7 +379,10 @@ class Index:
             return f"SELECT {what} FROM terms WHERE {where}{only}"
 
         for term, col, tokens in phrases:
-            if len(tokens) == 1:
+            if len(tokens) == 1 and not tokens[0][1] and col is not None:  # one row per session and kind
+                parts.append(rows_of(tokens[0][0], False, col,
+                                     f"{int(term)} AS ti, id, kind, w, doc AS lo, doc AS hi, doc IS NULL AS unknown"))
+            elif len(tokens) == 1:
                 (token, prefix), = tokens
                 what = "id, kind, sum(w) AS w, min(doc) AS lo, max(doc) AS hi, count(*) - count(doc) AS unknown"
                 parts.append(f"SELECT {int(term)} AS ti, id, kind, w, lo, hi, unknown FROM"
@@ -391,11 +394,13 @@ class Index:
         if not parts:
             return []
         # `alone`: every token row of the query in this session and kind names one and the same
-        # document, so only that document matches (a source with no matching neighbour).
+        # document, so only that document matches (a source with no matching neighbour). Grouped
+        # first, then joined: one lookup of the session per group, not per token row.
         found = self.conn.execute(
-            "SELECT p.id, p.kind, count(DISTINCT p.ti), sum(coalesce(p.w, s.once * ?)), s.recent,"
-            " sum(p.unknown) = 0 AND min(p.lo) = max(p.hi)"
-            f" FROM ({' UNION ALL '.join(parts)}) p JOIN sessions s ON s.id = p.id GROUP BY p.id, p.kind",
+            "SELECT g.id, g.kind, g.covered, g.w + g.open * s.once * ?, s.recent, g.alone FROM ("
+            "SELECT p.id, p.kind, count(DISTINCT p.ti) AS covered, total(p.w) AS w, count(*) - count(p.w) AS open,"
+            " sum(p.unknown) = 0 AND min(p.lo) = max(p.hi) AS alone"
+            f" FROM ({' UNION ALL '.join(parts)}) p GROUP BY p.id, p.kind) g JOIN sessions s ON s.id = g.id",
             [k1 + 1, *args])
         rows = []
         for session_id, kind, count, r, recent, alone in found:
