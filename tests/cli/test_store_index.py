@@ -524,3 +524,51 @@ def test_a_word_each_session_holds_in_one_source_searches_only_the_sessions_that
     best = sorted(every)[:3]
     assert [(r["session"], r["id"]) for r in found.json["results"]] == [(s, i) for _, s, i in best]
     assert [r["score"] for r in found.json["results"]] == [-score for score, _, _ in best]
+
+
+def _has_token_index(store):
+    conn = sqlite3.connect(f"file:{store / INDEX}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'terms_by_term'").fetchone() is not None
+    finally:
+        conn.close()
+
+
+def test_a_large_first_build_killed_while_its_token_index_is_down_is_mended_by_the_next_search(store, tmp_path):
+    many(store, 1100)  # a large build: the token index is dropped while rows are appended, made again after
+    twin = tmp_path / "twin"
+    shutil.copytree(store, twin)
+    proc = _searching(twin, "redis", "cache")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    expected = json.loads(out.decode().replace(str(twin), "STORE"))
+    assert _has_token_index(twin)
+    rng = random.Random(11)
+    mended = 0
+    for _ in range(4):
+        shutil.rmtree(store / "index", ignore_errors=True)
+        proc = _searching(store, "redis", "cache")
+        while b"search part" not in proc.stderr.readline():
+            pass
+        time.sleep(rng.uniform(0, 0.3))
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        mended += not _has_token_index(store)
+        proc = _searching(store, "redis", "cache")
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert json.loads(out.decode().replace(str(store), "STORE")) == expected
+        assert _has_token_index(store)
+    assert mended, "no kill landed while the token index was down"
+    # What the bulk build stored is what a build of the same sessions in two smaller steps stores.
+    steps = tmp_path / "steps"
+    steps.mkdir()
+    names = sorted(n for n in os.listdir(twin) if n.startswith("session-"))
+    for part in (names[:600], names[600:]):
+        for name in part:
+            shutil.copytree(twin / name, steps / name)
+        proc = _searching(steps, "redis", "cache")
+        assert proc.communicate(timeout=300)[0] and proc.returncode == 0
+    assert _search_rows(steps) == _search_rows(twin)
