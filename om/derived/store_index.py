@@ -473,9 +473,10 @@ class Reader:
         read snapshot: (rows, full) where full means every row was read (the first rows changed, or
         another generation); None when the ledger is not `session`'s v1 ledger any more.
 
-        rows: {"terms": [((term, col, kind), (df, tf, dl, the one document's seq or None))], "docs", "tokens", "entries": [(seq, body)],
-        "coverage": what it covers now, "generation", "read_at": when the read began (ns),
-        "after": the coverage it was read after}.
+        rows: {"terms": [((term, col, kind), (df, tf, dl, doc))] (doc: the seq of the one document
+        holding the token, or None), "docs", "tokens", "entries": [(seq, body)], "coverage": what
+        it covers now, "generation", "read_at": when the read began (ns), "after": the coverage it
+        was read after}.
         """
         import time
 
