@@ -146,7 +146,7 @@ def compact(ledger):
     try:
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("VACUUM")
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+        if ledger.in_wal():
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.Error as e:
         raise StoreError(f"om: cannot compact {ledger.path}: {e}") from None
