@@ -325,14 +325,14 @@ class Index:
         return self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'terms_by_term'").fetchone() is not None
 
-    def bulk(self, starting):
-        """Before a large build (`starting`), drop the token index of `terms`; after it, make it again."""
+    def bulk(self, starting, threads=1):
+        """Before a large build (`starting`), drop the token index of `terms`; after it, make it again,
+        sorting with up to `threads` threads (SQLite's sorter: 3.6 s, not 5.1 s, at 10,000 sessions)."""
         def change(conn):
             if starting:
                 conn.execute("DROP INDEX IF EXISTS terms_by_term")
                 return
-            # SQLite's sorter may use helper threads: a 10,000-session index sorts in 3.6 s, not 5.1 s.
-            conn.execute(f"PRAGMA threads = {min(4, posix.cpu_count() or 1)}")
+            conn.execute(f"PRAGMA threads = {int(threads)}")
             conn.execute(TERMS_INDEX)
 
         return self._write(change)

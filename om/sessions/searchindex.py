@@ -62,7 +62,7 @@ def bring_up_to_date(index, store, rows, progress=None):
 
     stale = [r for r in rows if r.id is None or not r.stamp or r.searched != r.stamp]
     if index.writable and not index.searchable():
-        index.bulk(False)  # a large build was killed before it made the token index again
+        index.bulk(False, _sorting_threads())  # a large build was killed before it made the token index again
     if not stale or not index.writable:
         return {r.name for r in stale}
     loud = progress is not None and len(stale) >= NOTICE_AT
@@ -92,7 +92,7 @@ def bring_up_to_date(index, store, rows, progress=None):
     finally:
         reads.close()
         if bulk:
-            index.bulk(False)
+            index.bulk(False, _sorting_threads())
     if loud:
         by = f" ({shared[0]} processes reading them)" if shared else ""
         _say(progress, f"om: read {len(stale)} sessions' search rows in {time.monotonic() - began:.1f} s{by}")
@@ -103,11 +103,20 @@ def _workers(count):
     """How many processes read `count` sessions: one per CPU this process may use, where it can fork."""
     if count < PARALLEL_AT or not hasattr(os, "fork"):
         return 1
+    return max(1, min(_cpus(), WORKERS, count // PER_WORKER))
+
+
+def _sorting_threads():
+    """Threads SQLite's sorter may use to make the token index again: past four they gain nothing."""
+    return min(4, _cpus())
+
+
+def _cpus():
+    """The CPUs this process may use (its affinity, where the system has one)."""
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, WORKERS, count // PER_WORKER))
+        return os.cpu_count() or 1
 
 
 def _forked_reads(store, rows, known, workers, shared):
@@ -125,7 +134,6 @@ def _forked_reads(store, rows, known, workers, shared):
     import threading
     from queue import Queue
 
-    parent = os.getpid()
     shares: list = []  # [pid, the read end of its pipe as a file, its frames, the thread draining it]
     try:
         try:
@@ -139,14 +147,13 @@ def _forked_reads(store, rows, known, workers, shared):
                 try:
                     pid = os.fork()
                 except OSError:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                     os.close(readable)
                     os.close(writable)
                     raise
-                finally:
-                    if os.getpid() == parent:
-                        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                 if pid == 0:  # pragma: no cover - the worker's side, measured by its results
-                    _work(writable, inherited, store, part, known)
+                    _work(writable, inherited, store, part, known)  # never returns
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                 os.close(writable)
                 shares.append([pid, os.fdopen(readable, "rb"), Queue(CHUNK), None])
             for share in shares:
