@@ -86,6 +86,17 @@ def _run(argv, input):
     return run
 
 
+def python_run(code, *args):
+    """`python -c CODE ARGS` in the environment every `om` call here gets, timed as `_run` times them: what
+    the least work a command must do costs, with nothing of om's around it. It must exit 0."""
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, env=_env())
+    run = Run(time.perf_counter() - t, proc.stdout, proc.stderr, None)
+    if proc.returncode != 0:
+        raise SystemExit(f"python -c failed: {proc.stderr.decode()}")
+    return run
+
+
 def peak_mb(argv, input=None):
     """The peak resident set of `python -m om ARGV`, in MB (one more run of it, not timed)."""
     return timed_peak(argv, input).peak_mb

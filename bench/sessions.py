@@ -12,7 +12,12 @@
   progress line they print), `om sessions` / `om status`, `search --all-sessions` / one
   session's search (warm: once the ledgers the first search rewrote have settled), and the
   SessionStart of a new session / the same in an empty store; every call's peak RSS
-  (wait4), the largest printed per measurement.
+  (wait4), the largest printed per measurement;
+- beside each large-store ratio, its least possible value under the design's rule that a
+  store-wide read stats every ledger once (so a ledger any program wrote is seen on the
+  next read): a bare Python that only lists the store and lstats each ledger, against
+  `om status`; a SessionStart that only adds a listing of the store to the empty store's;
+  one session's search plus that listing and those stats.
 
 All are CLI subprocesses, calls interleaved with their baseline so drift in the
 machine's load hits both sides alike. Medians of --runs calls.
@@ -30,7 +35,7 @@ import sys
 import tempfile
 import time
 
-from om_runs import ROOT, WORDS, hook, hook_run, measured, timed_peak
+from om_runs import ROOT, WORDS, hook, hook_run, measured, python_run, timed_peak
 from om_runs import om as om_run
 
 sys.path.insert(0, ROOT)
@@ -196,6 +201,10 @@ def large(work, project, count, runs, rng):
                                            lambda p: measured(store, "status", session="bench-0", peak=p), runs)
     print(f"  sessions {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), status {status * 1000:6.1f} ms"
           f" (peak {rss_b:.0f} MB), ratio {listing / status:5.2f}x")
+    bare, listed, checked, status = least(store, runs)
+    print(f"  the least a store-wide read can do, in a bare Python ({bare * 1000:.1f} ms): list the store"
+          f" (+{(listed - bare) * 1000:.1f} ms) and lstat every ledger once: {checked * 1000:.1f} ms, ratio to"
+          f" status ({status * 1000:.1f} ms) {checked / status:5.2f}x")
     listing, status, rss_a, _ = paired(lambda p: measured(store, "sessions", "--json", peak=p),
                                        lambda p: measured(store, "status", session="bench-0", peak=p), runs)
     print(f"  sessions --json {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), ratio {listing / status:5.2f}x")
@@ -212,15 +221,41 @@ def large(work, project, count, runs, rng):
 
     pointed, alone, rss_a, rss_b = paired(lambda p: start(store, p), lambda p: start(lonely, p), runs)
     print(f"  SessionStart of a new session {pointed * 1000:7.1f} ms (peak {rss_a:.0f} MB), in an empty store"
-          f" {alone * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {pointed / alone:5.2f}x")
+          f" {alone * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {pointed / alone:5.2f}x; least ratio (the empty"
+          f" store's start plus a listing of this one) {(alone + listed - bare) / alone:5.2f}x")
     for query in (["redis", "timeout"], ["--sources", "redis", "timeout"], ["--sources", "item42"]):
         every, one, rss_a, rss_b = paired(lambda p: measured(store, "search", *query, "--all-sessions", peak=p),
                                           lambda p: measured(store, "search", *query, session="bench-0", peak=p),
                                           runs)
         print(f"  search {' '.join(query)!r:28} all {every * 1000:7.1f} ms (peak {rss_a:.0f} MB),"
-              f" one {one * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {every / one:5.2f}x")
+              f" one {one * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {every / one:5.2f}x; least ratio (one"
+              f" session's search plus the least store-wide read) {(one + checked - bare) / one:5.2f}x")
     shutil.rmtree(store, ignore_errors=True)
     shutil.rmtree(lonely, ignore_errors=True)
+
+
+#: The least work that tells a store-wide read which ledgers changed, as om.sessions.index.stamps does it
+#: (one lstat per ledger, relative to the store) and nothing else: no om import, no SQLite, no output.
+CHECK = """import os, sys
+folder = os.open(sys.argv[1], os.O_RDONLY)
+with os.scandir(folder) as entries:
+    names = [e.name for e in entries if e.name.startswith("session-") and e.is_dir(follow_symlinks=False)]
+for name in names:
+    os.lstat(name + "/memory.sqlite3", dir_fd=folder)
+"""
+LIST = "import os, sys; os.listdir(sys.argv[1])"
+
+
+def least(store, runs):
+    """Medians of a bare Python, one that lists `store`, one that also lstats every ledger (CHECK), and
+    `om status` (the goals' baseline), interleaved: the floor under any design that stats each ledger."""
+    calls = (lambda: python_run("pass"), lambda: python_run(LIST, store), lambda: python_run(CHECK, store),
+             lambda: measured(store, "status", session="bench-0"))
+    times = [[] for _ in calls]
+    for _ in range(runs):
+        for call, seen in zip(calls, times):
+            seen.append(call().seconds)
+    return tuple(statistics.median(seen) for seen in times)
 
 
 def interleaved(a, b, runs):
