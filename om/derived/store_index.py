@@ -153,6 +153,25 @@ class Index:
             f"SELECT {', '.join(columns)} FROM sessions WHERE project = ? ORDER BY listed LIMIT ?", (project, limit)
         ).fetchall()
 
+    def search_scope(self, columns, project=None):
+        """(version, how many catalogue rows there are, those whose search rows are not current as tuples
+        of `columns`: never read, or read at another stamp or an unsettled one), read together; of one
+        project when `project` is not None."""
+        where, args = (" WHERE project = ?", (project,)) if project is not None else ("", ())
+        stale = "(stamp = x'' OR searched != stamp)"
+        with Transaction(self.conn, "DEFERRED", raw=True):
+            version = self.version()
+            count = self.conn.execute(f"SELECT count(*) FROM sessions{where}", args).fetchone()[0]
+            rows = self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions"
+                                     f"{where + ' AND ' if where else ' WHERE '}{stale}", args).fetchall()
+            return version, count, rows
+
+    def row_of(self, columns, session_id):
+        """(version, the catalogue row of the session `session_id` as a tuple of `columns`, or None)."""
+        with Transaction(self.conn, "DEFERRED", raw=True):
+            return self.version(), self.conn.execute(
+                f"SELECT {', '.join(columns)} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+
     def names(self):
         """Every session directory name the catalogue holds a row for."""
         # One row joined in SQLite, split in C: a set built row by row costs twice as much on

@@ -30,10 +30,13 @@ from operator import itemgetter
 from om.errors import InputError, StoreError
 from om.sessions import catalogue
 
+#: The catalogue columns a Candidate holds, in its order.
+CANDIDATE = ("name", "stamp", "listed", "project", "session", "recent", "id", "searched")
+
 
 class Candidate(tuple):
-    """A session in the search's scope: its catalogue row (name, stamp, listed, project, session, recent,
-    id, searched) as it is, read by name. A tuple made in C: a large store has one per session."""
+    """A session in the search's scope: its catalogue row (CANDIDATE) as it is, read by name.
+    A tuple made in C: a large store has one per session."""
 
     __slots__ = ()
     name = property(itemgetter(0))
@@ -56,7 +59,7 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     q = single.Query(query)  # a query without searchable words fails before any ledger is opened
     store = catalogue.open_store(store)
     root = catalogue.project_filter(project) if project is not None else None
-    listed = current(store, progress, keep_index=True, payload=("session", "recent", "id", "searched"))
+    listed = current(store, progress, keep_index=True, payload=CANDIDATE[4:])
     try:
         scope = Scope(store, listed, root, progress)
         merge = scope.merged(q, True, sources, retired, limit)
@@ -76,18 +79,55 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
 
 
 class Scope:
-    """The sessions a cross-session search covers, with the store index's bounds when there are any."""
+    """The sessions a cross-session search covers, with the store index's bounds when there are any.
+
+    When the catalogue is the index's own rows at the version they were checked at and every session's
+    search rows are current (a warm search of an unchanged store), the rows are not read at all: the
+    index counts them, and only the sessions the bounds lead to are read, by id. Any other state, or
+    a change of the index meanwhile, reads them all (`_every`).
+    """
 
     def __init__(self, store, listed, root, progress):
         from om.sessions import searchindex
 
         self.store, self.listed, self.root = store, listed, root
-        self.candidates = {c.name: c for c in map(Candidate, listed.rows) if root is None or c.project == root}
-        self.index, self.behind = None, set(self.candidates)
+        self.index, self.count, self._candidates, self._by_id = None, None, None, None
+        stale = None
         if searchindex.usable(listed.index):
             self.index = listed.index
-            self.behind = searchindex.bring_up_to_date(self.index, store, self.candidates.values(), progress)
-        self.by_id = {c.id: c for c in self.candidates.values() if c.name not in self.behind}
+            if listed.version is not None:
+                version, count, rows = self.index.search_scope(CANDIDATE, root)
+                if version == listed.version and not rows:
+                    self.count, stale = count, []
+        if stale is None:
+            stale = self.candidates.values()
+        self.behind = set(self.candidates) if self.index is None else searchindex.bring_up_to_date(
+            self.index, store, stale, progress)
+
+    @property
+    def candidates(self):
+        """{name: Candidate} of every session in scope (read on first use)."""
+        if self._candidates is None:
+            self._every()
+        return self._candidates
+
+    def _every(self):
+        root = self.root
+        self._candidates = {c.name: c for c in map(Candidate, self.listed.rows) if root is None or c.project == root}
+        self.count = None
+
+    def candidate(self, session_id):
+        """The Candidate of an indexed session whose search rows are current, by id; None otherwise."""
+        if self.count is not None and self.index is not None:
+            version, row = self.index.row_of(CANDIDATE, session_id)
+            if version == self.listed.version:
+                if row is None or (self.root is not None and row[3] != self.root):
+                    return None
+                return Candidate(row)
+            self._every()  # the index changed meanwhile: take the catalogue as it was checked
+        if self._by_id is None:
+            self._by_id = {c.id: c for c in self.candidates.values() if c.name not in self.behind}
+        return self._by_id.get(session_id)
 
     def merged(self, q, prefix, sources, retired, limit):
         """The Merge of every session's search for `q`: searching only the sessions its bounds keep."""
@@ -104,7 +144,7 @@ class Scope:
         for session_id, kind, bucket, recent in order or ():
             if merge.full() and (-bucket, 0 if kind == 1 else 1, recent, -1) >= merge.last():
                 break
-            candidate = self.by_id.get(session_id)
+            candidate = self.candidate(session_id)
             if candidate is not None and not merge.done(candidate.name):
                 merge.search(candidate.name, candidate)
         return merge
@@ -117,7 +157,8 @@ class Scope:
 
     def searched(self, merge):
         """Sessions searched, as searching every one counts them: every one in scope that could be read."""
-        return len(self.candidates) + merge.unlisted - sum(1 for s in merge.skipped if s["listed"])
+        every = self.count if self.count is not None else len(self.candidates)
+        return every + merge.unlisted - sum(1 for s in merge.skipped if s["listed"])
 
 
 class Merge:

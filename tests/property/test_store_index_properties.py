@@ -72,7 +72,8 @@ def change(store, op, session, other, text):
     elif op == "project" and exists:
         conn = sqlite3.connect(path, isolation_level=None)
         with conn:
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_project', ?), ('om_cwd', ?)", (text, text))
+            root = "/" + text.split()[0]  # a project root `--project` can name (one that does not exist names itself)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_project', ?), ('om_cwd', ?)", (root, root))
         conn.close()
     elif op == "copy" and exists and os.path.isfile(path_of(store, other)) and other != session:
         shutil.copyfile(path_of(store, other), path)  # same inode, another session's ledger: skipped
@@ -109,7 +110,8 @@ def change(store, op, session, other, text):
 
 
 COMMANDS = (("sessions", "--json"), ("search", "redis", "--all-sessions", "--sources"),
-            ("search", "cache", "timeout", "--all-sessions", "--include-retired"))
+            ("search", "cache", "timeout", "--all-sessions", "--include-retired"),
+            ("search", "redis", "--all-sessions", "--sources", "--project", "/redis"))
 
 
 def answers(store, monkeypatch, command, scan):
@@ -141,6 +143,39 @@ def test_every_store_wide_read_through_the_index_prints_what_reading_every_ledge
                 (op, session, command)
     export = ("export", "--format", "json", "--all-sessions")
     assert answers(store, monkeypatch, export, False) == answers(store, monkeypatch, export, True)
+
+
+def test_a_warm_search_reads_no_catalogue_row_it_does_not_search_and_reads_them_all_when_the_index_changes_under_it(
+        tmp_path_factory, monkeypatch):
+    from om.sessions import index as catalogue_index
+
+    store = str(tmp_path_factory.mktemp("store"))
+    monkeypatch.setattr(index_module, "SETTLE_NS", 50_000_000)
+    for i, session in enumerate(SESSIONS):
+        v1_session(store, session, [f"redis cache w{i}", "deploy queue", f"timeout {session}"], memory=True)
+    search = ("search", "redis", "timeout", "--all-sessions", "--limit", "2")
+    expected = answers(store, monkeypatch, search, True)  # every session searched: each one's own index built
+    for _ in range(3):  # the catalogue and the search part built, then read again once the ledgers settled
+        time.sleep(0.06)
+        assert answers(store, monkeypatch, search, False) == expected
+    made = []
+    real = catalogue_index.Catalogue._made
+    monkeypatch.setattr(catalogue_index.Catalogue, "_made", lambda self: made.append(1) or real(self))
+    assert answers(store, monkeypatch, search, False) == expected
+    assert made == [], "a warm search of an unchanged store read every catalogue row"
+
+    scope = store_index.Index.search_scope
+
+    def changed_meanwhile(self, *args, **kwargs):
+        found = scope(self, *args, **kwargs)
+        other = sqlite3.connect(store_index.path_of(store), isolation_level=None)
+        other.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")  # another reader's write
+        other.close()
+        return found
+
+    monkeypatch.setattr(store_index.Index, "search_scope", changed_meanwhile)
+    assert answers(store, monkeypatch, search, False) == expected
+    assert made == [1], "a search whose index changed under it did not read the catalogue as it was checked"
 
 
 # -- the search part: bounds that hold, and a merged list that does not change -------------
