@@ -157,13 +157,14 @@ class Index:
         """(version, how many catalogue rows there are, those whose search rows are not current as tuples
         of `columns`: never read, or read at another stamp or an unsettled one), read together; of one
         project when `project` is not None."""
-        where, args = (" WHERE project = ?", (project,)) if project is not None else ("", ())
+        scope, args = ("project = ?", (project,)) if project is not None else ("1", ())
+        # Not current: om.sessions.searchindex.bring_up_to_date's rule, for rows the index holds (all have an id).
         stale = "(stamp = x'' OR searched != stamp)"
         with Transaction(self.conn, "DEFERRED", raw=True):
             version = self.version()
-            count = self.conn.execute(f"SELECT count(*) FROM sessions{where}", args).fetchone()[0]
-            rows = self.conn.execute(f"SELECT {', '.join(columns)} FROM sessions"
-                                     f"{where + ' AND ' if where else ' WHERE '}{stale}", args).fetchall()
+            count = self.conn.execute(f"SELECT count(*) FROM sessions WHERE {scope}", args).fetchone()[0]
+            rows = self.conn.execute(
+                f"SELECT {', '.join(columns)} FROM sessions WHERE {scope} AND {stale}", args).fetchall()
             return version, count, rows
 
     def row_of(self, columns, session_id):

@@ -121,9 +121,8 @@ class Scope:
         if self.count is not None and self.index is not None:
             version, row = self.index.row_of(CANDIDATE, session_id)
             if version == self.listed.version:
-                if row is None or (self.root is not None and row[3] != self.root):
-                    return None
-                return Candidate(row)
+                candidate = None if row is None else Candidate(row)
+                return None if candidate is None or self.root not in (None, candidate.project) else candidate
             self._every()  # the index changed meanwhile: take the catalogue as it was checked
         if self._by_id is None:
             self._by_id = {c.id: c for c in self.candidates.values() if c.name not in self.behind}

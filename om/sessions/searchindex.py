@@ -60,6 +60,7 @@ def bring_up_to_date(index, store, rows, progress=None):
     from om.search import K1, B
     from om.sessions.index import _say
 
+    # Not current (the store index's `search_scope` asks the same of its rows in SQL):
     stale = [r for r in rows if r.id is None or not r.stamp or r.searched != r.stamp]
     if index.writable and not index.searchable():
         index.bulk(False, _sorting_threads())  # a large build was killed before it made the token index again
