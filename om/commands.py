@@ -196,11 +196,12 @@ def _run_pending(args):
 
 
 def _run_apply(args):
+    from om.project.memory import apply_checkpoint
     from om.schema import CHECKPOINT, validate
 
     checkpoint = validate(CHECKPOINT, _read_stdin())
     with _open(args) as ledger:
-        return _json(ledger.apply(checkpoint))
+        return _json(apply_checkpoint(ledger, checkpoint))
 
 
 def _run_status(args):
@@ -233,9 +234,11 @@ def _add_recall(p):
 
 
 def _run_recall(args):
+    from om.project.memory import recall
+
     with _read(args) as ledger:
         try:
-            return _json(ledger.recall(args.id))
+            return _json(recall(ledger, args.id))
         except NotFound as e:
             notice = _never_captured(ledger)
             if notice is None:
@@ -272,6 +275,50 @@ def _run_import(args):
     from om.transfer import import_session
 
     return _json(import_session(_store_path(args), _session(args), args.from_store, args.from_session))
+
+
+def _add_promote(p):
+    p.add_argument("id", nargs="+", help="entries (o-... or r-...) of this session")
+    p.add_argument("--reason", help="why it outlives this task (kept with the entry)")
+    p.add_argument("--project", metavar="DIR", help="the project holding DIR (default: the one the session's hooks recorded)")
+
+
+def _run_promote(args):
+    from om.project.memory import promote
+
+    with _open(args) as ledger:
+        return _json(promote(ledger, args.id, args.reason, args.project))
+
+
+def _add_project(p):
+    p.add_argument("--project", metavar="DIR", help="any directory inside the project (default: this one)")
+    p.add_argument("--json", action="store_true", help="name the project as JSON")
+    verbs = p.add_subparsers(dest="verb", metavar="view|retire")
+    view = verbs.add_parser("view", help="the project memory, quoted (--all: every entry as JSON, retired too)")
+    view.add_argument("--all", action="store_true", help="JSON of every entry, with its provenance")
+    view.add_argument("--json", dest="view_json", action="store_true", help="the active entries as JSON")
+    retire = verbs.add_parser("retire", help="retire a project entry, keeping its history")
+    retire.add_argument("id")
+    retire.add_argument("--reason", required=True)
+    retire.add_argument("--replacement", action="append", default=[], metavar="ID",
+                        help="a newer entry that replaces it (of the project, or of --session, promoted with it)")
+
+
+def _run_project(args):
+    from om.project import verbs
+
+    directory = args.project if args.project is not None else os.getcwd()
+    verb = getattr(args, "verb", None)
+    if verb == "retire":
+        if args.session is not None:
+            with _open(args) as ledger:
+                return _json(verbs.retire(directory, args, ledger))
+        return _json(verbs.retire(directory, args, None))
+    if verb == "view":
+        text, value = verbs.view(directory, args.all or args.view_json, args.all)
+        return Reply(text) if value is None else _json(value)
+    text, value = verbs.name(directory)
+    return _json(value) if args.json else Reply(text)
 
 
 def _add_search(p):
@@ -511,6 +558,10 @@ COMMANDS = (
     Command("fork", "copy this session's ledger into a new session", _add_fork, _run_fork),
     Command("import", "import another session's memory into this uncheckpointed session",
             _add_import, _run_import),
+    Command("promote", "move entries of this session into the project memory every later session starts with",
+            _add_promote, _run_promote),
+    Command("project", "name this folder's project, view its memory (view, view --all) or retire an entry of it",
+            _add_project, _run_project),
     Command("search", "print memories (and with --sources, evidence) matching words, ranked, as JSON",
             _add_search, _run_search, (("query+",), {"sources": False, "include_retired": False, "limit": 10,
                                                       "all_sessions": False, "project": None})),

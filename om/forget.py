@@ -89,11 +89,12 @@ def prepare(store, session, all_sessions, req):
         directory = session_dir(store, session)
         if not os.path.isdir(directory):
             raise NotFound(f"om: no session {session!r} in store {store}")
-        targets = [(os.path.basename(directory), _open(store, directory), None)]
+        targets = [(os.path.basename(directory), _open(directory), None)]
+    targets = [(os.path.join(store, name), ledger, error) for name, ledger, error in targets]
+    targets += _project_ledgers()
     unknown = set(req.sources | req.entries)
     originals = []
-    for name, ledger, error in targets:
-        directory = os.path.join(store, name)
+    for directory, ledger, error in targets:
         if ledger is None:
             plan.skipped.append({"directory": directory, "error": error})
             continue
@@ -108,10 +109,30 @@ def prepare(store, session, all_sessions, req):
     return plan
 
 
-def _open(store, directory):
+def _open(directory):
     from om.ledger import Ledger
 
-    return Ledger.open_directory(store, directory, writable=True)
+    return Ledger.open_directory(os.path.dirname(directory), directory, writable=True)
+
+
+def _project_ledgers():
+    """Every project memory of this machine (om.project.home): text forgotten anywhere leaves them too."""
+    from om.project.home import project_home
+    from om.sessions.catalogue import DIR_PREFIX
+
+    home = project_home()
+    try:
+        names = sorted(n for n in os.listdir(home) if n.startswith(DIR_PREFIX))
+    except OSError:
+        return []
+    found: list = []
+    for name in names:
+        directory = os.path.join(home, name)
+        try:
+            found.append((directory, _open(directory), None))
+        except StoreError as e:
+            found.append((directory, None, str(e)))
+    return found
 
 
 def _whole_texts(ledger, req):
@@ -138,7 +159,7 @@ def carry_out(plan):
     needles = raw_needles(plan.request.texts)
     changed, remaining = [], []
     for directory, session, _ in plan.sessions:
-        with _open(plan.store, directory) as ledger:
+        with _open(directory) as ledger:
             summary = ledger.forget(plan.request)
             if summary["occurrences"] or _holds(directory, needles):
                 ledger.compact()

@@ -38,6 +38,11 @@ MAX_IDS = 100
 SAME_APPLY = ("an observation or reflection of this same checkpoint has no id yet: apply it first, then"
               " retire in a second apply with the id its receipt returned")
 
+#: What an entry's `promote` flag means, for the MCP schema and the skill.
+PROMOTE_ONE = ("true: also move this entry into the project memory, which every later session of this repository"
+               " (Codex and Claude Code) starts with: for a decision, convention, trap or preference that outlives"
+               " this task; never for in-flight work or guesses.")
+
 _MISSING = object()
 
 
@@ -113,6 +118,18 @@ class Choice:
         return {"type": "string", "enum": list(self.values)}
 
 
+class Boolean:
+    """true or false (absent and null: false)."""
+
+    def check(self, value, where):
+        if not isinstance(value, bool):
+            raise where.shape("a boolean", value)
+        return value
+
+    def json_schema(self):
+        return {"type": "boolean"}
+
+
 class Text:
     """A string that is not blank after trimming and at most `max_chars` code points.
 
@@ -148,19 +165,19 @@ class Ids:
     "entry"); om.ledger checks that inside the transaction.
     """
 
-    def __init__(self, refers, hint=""):
-        self.refers, self.hint = refers, hint
+    def __init__(self, refers, hint="", minimum=1):
+        self.refers, self.hint, self.minimum = refers, hint, minimum
 
     def check(self, value, where):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InputError(f"om: field {where.field!r}{where.in_record} must be an array of strings")
         unique = sorted(set(value))
-        if not 1 <= len(unique) <= MAX_IDS:
-            raise where.value(f"must list 1 to {MAX_IDS} ids{self.hint}")
+        if not self.minimum <= len(unique) <= MAX_IDS:
+            raise where.value(f"must list {self.minimum} to {MAX_IDS} ids{self.hint}")
         return unique
 
     def json_schema(self):
-        return {"type": "array", "items": {"type": "string"}, "minItems": 1}
+        return {"type": "array", "items": {"type": "string"}, "minItems": self.minimum}
 
 
 class Field:
@@ -267,6 +284,7 @@ OBSERVATION = Record(
         Field("importance", Choice(IMPORTANCE, default="medium"), absent=None),
         Field("source_ids", Ids("source"),
               "1 to 100 source ids (s-...) exactly as pending or recall returned them.", absent=[]),
+        Field("promote", Boolean(), PROMOTE_ONE, absent=False),
     ],
 )
 
@@ -275,6 +293,7 @@ REFLECTION = Record(
     [
         Field("text", Text(MAX_ENTRY_TEXT)),
         Field("observation_ids", Ids("observation"), "1 to 100 ids (o-...) of active observations.", absent=[]),
+        Field("promote", Boolean(), PROMOTE_ONE, absent=False),
     ],
 )
 
@@ -298,9 +317,12 @@ CHECKPOINT = Record(
         Field("reflections", Records(REFLECTION),
               "Higher-level conclusions drawn from several active observations.", absent=[]),
         Field("retire", Records(RETIREMENT), "Entries that are now wrong or superseded.", absent=[]),
+        Field("promote", Ids("entry", minimum=0),
+              "Ids (o-... or r-...) of entries active earlier in this session to move into the project memory.",
+              absent=[]),
     ],
     description=(
-        "A checkpoint: {through, observations?, reflections?, retire?}. 'through' is the 'through'"
+        "A checkpoint: {through, observations?, reflections?, retire?, promote?}. 'through' is the 'through'"
         " value returned by the pending call you just made."
     ),
     field_place="",

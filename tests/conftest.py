@@ -56,9 +56,20 @@ def pytest_configure(config):
     # that om asks for FULL is asserted directly. `--basetemp` still wins.
     if config.option.basetemp is None and os.path.isdir(MEMORY_TMP) and os.access(MEMORY_TMP, os.W_OK | os.X_OK):
         config.option.basetemp = config._om_memory_tmp = tempfile.mkdtemp(prefix="om-tests-", dir=MEMORY_TMP)
+    # The project memory home (om.project.home) defaults to a folder in $HOME, where every
+    # hook started in a git repository caches its identity: each run gets its own, which a
+    # test about the project memory replaces with one of its own.
+    config._om_project_home = tempfile.mkdtemp(prefix="om-projects-", dir=_project_tmp())
+    os.environ["OM_PROJECT_HOME"] = config._om_project_home
+
+
+def _project_tmp():
+    return MEMORY_TMP if os.path.isdir(MEMORY_TMP) and os.access(MEMORY_TMP, os.W_OK | os.X_OK) else None
 
 
 def pytest_unconfigure(config):
+    if getattr(config, "_om_project_home", None):
+        shutil.rmtree(config._om_project_home, ignore_errors=True)
     if getattr(config, "_om_python3_dir", None):
         shutil.rmtree(config._om_python3_dir, ignore_errors=True)
     base = getattr(config, "_om_memory_tmp", None)

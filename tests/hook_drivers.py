@@ -41,7 +41,7 @@ def recorded(event, variant="", scenario="plugin", thread="main"):
 
 def clean_env(extra=None):
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_", "OBSERVATIONAL"))}
+           if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_", "OBSERVATIONAL")) or k == "OM_PROJECT_HOME"}
     env.update(extra or {})
     return env
 

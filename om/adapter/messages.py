@@ -45,10 +45,11 @@ def _has_memory(status):
     return bool(active.get("observations") or active.get("reflections"))
 
 
-def session_context(profile, command, status, source, session=None):
-    """SessionStart context. `prime` is asked for only when there is memory to load, and always after compaction."""
+def session_context(profile, command, status, source, session=None, project_entries=0):
+    """SessionStart context. `prime` is asked for only when there is memory to load (the session's own or its
+    project's), and always after compaction. The project memory is counted here, never quoted: prime prints it."""
     compacted = source == "compact"
-    ask_prime = compacted or _has_memory(status)
+    ask_prime = compacted or _has_memory(status) or bool(project_entries)
     lines = ["Observational memory (om) keeps a ledger of this session's evidence: the hooks record prompts, tool "
              "results and replies, and checkpoints distil them into cited observations."]
     if compacted:
@@ -61,6 +62,12 @@ def session_context(profile, command, status, source, session=None):
         lines.append(mcp)
     if ask_prime or status.get("pending_sources") or status.get("paused") or status.get("last_checkpoint_at"):
         lines.append(_status_line(status))
+    if project_entries:
+        lines.append(
+            f"Project memory: {project_entries} entr{'y' if project_entries == 1 else 'ies'} that earlier sessions of "
+            "this repository (Codex and Claude Code alike) promoted; prime prints them after this session's own "
+            "memory, with their ids, age and the client that promoted them."
+        )
     if ask_prime:
         lines.append(
             f"Before continuing, load memory (the prime tool, or `{command} prime` in the shell) and read it: it is "

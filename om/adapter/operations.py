@@ -18,9 +18,11 @@ Invariants:
   never while `stop_hook_active` is true.
 - The agent's own ledger calls of this store (its shell commands parsed without
   executing them, and om's MCP tools) are not evidence.
-- The project record (`om_cwd`, `om_project`) is om.project's: SessionStart
-  and each captured prompt record the event's `cwd`, and a new session's start
-  context may point at the project's earlier memory (om.sessions.pointer).
+- The project record (`om_cwd`, `om_project`, `om_project_id`) is om.project's:
+  SessionStart and each captured prompt record the event's `cwd`, and a new
+  session's start context may point at the project's earlier memory
+  (om.sessions.pointer) and says how many entries its project memory holds
+  (never their text: `prime` prints them).
 - What an event makes evidence of, and with which kind, key and text, is decided
   by the functions of the "sources" section below, and only there: the handlers
   here and the transcript readers of om.ingest (which rebuild the hooks' sources
@@ -98,11 +100,23 @@ def session_start(profile, store, event):
     with _open(store, event) as ledger:
         from om.sessions.pointer import start_note  # records the project; points at earlier memory
 
-        note = start_note(ledger, event.get("cwd"), _string(event, "source"))
+        note = start_note(ledger, event.get("cwd"), _string(event, "source"), client=profile.name)
         status = ledger.status()
         text = messages.session_context(profile, _command(ledger), status, _string(event, "source"),
-                                        ledger.session) + note
+                                        ledger.session, _project_entries(ledger)) + note
     return _context("SessionStart", text)
+
+
+def _project_entries(ledger):
+    """Active entries of the session's project memory (0 when none, or when they cannot be read now)."""
+    try:
+        from om.project import PROJECT_ID_KEY
+        from om.project.memory import active_count
+
+        key = ledger.meta_get(PROJECT_ID_KEY)
+        return active_count(key) if key and not ledger.is_paused() else 0
+    except Exception:  # the project memory never costs the session its start context
+        return 0
 
 
 # -- UserPromptSubmit -----------------------------------------------------------

@@ -18,15 +18,21 @@ from om.ledger.recall import entry_by_id, extend_view_order, shown, source_row
 from om.schema import SAME_APPLY
 
 
-def apply(ledger, checkpoint):
+def apply(ledger, checkpoint, promotion=None):
     """Apply a checkpoint (om.schema.CHECKPOINT) in one transaction.
 
     The input rules were checked by om.schema (here too, for a caller that
     did not); the rules that need the ledger are checked here, in the
     order the description lists the fields: every cited id must name a row
     of the kind its `Ids.refers` says, covered by this checkpoint's cursor.
+
+    Promotions (an entry's `promote: true`, the top-level `promote` ids) go
+    into the project ledger the caller attached (om.ledger.promotion), in this
+    same transaction, stamped with `promotion` ({client, session, at}); the
+    receipt then lists them under `promoted`.
     """
-    from om.redact import redact
+    from om.ledger.promotion import retire
+    from om.redact import redact, strip_private
     from om.schema import CHECKPOINT, validate
 
     checkpoint = validate(CHECKPOINT, checkpoint)
@@ -55,7 +61,7 @@ def apply(ledger, checkpoint):
                         " source is beyond checkpoint cursor"
                     )
                 stamps.append(loads(row[1])["timestamp"])
-            text = redact(o["text"])
+            text = redact(strip_private(o["text"]))
             importance = o["importance"]
             oid = ids.observation_id(text, support, importance)
             _insert_entry(ledger, oid, "observation", max(stamps), importance, text, support)
@@ -71,40 +77,44 @@ def apply(ledger, checkpoint):
                 if not entry["active"]:
                     raise Conflict(f"om: {where} cites retired observation {shown(oid)}")
                 stamps.append(entry["timestamp"])
-            text = redact(r["text"])
+            text = redact(strip_private(r["text"]))
             rid = ids.reflection_id(text, support)
             _insert_entry(ledger, rid, "reflection", max(stamps), "medium", text, support)
             receipt["reflections"].append(rid)
         for i, r in enumerate(checkpoint["retire"]):
-            where = f"retire[{i}]"
-            old = entry_by_id(ledger, r["id"])
-            if old is None:
-                raise NotFound(f"om: {where} names unknown entry {shown(r['id'])}")
-            replacements = r["replacement_ids"]
-            for rep_id in replacements:
-                rep = entry_by_id(ledger, rep_id)
-                if rep is None:
-                    hint = f"; {SAME_APPLY}" if checkpoint["observations"] or checkpoint["reflections"] else ""
-                    raise NotFound(f"om: {where} names unknown replacement {shown(rep_id)}{hint}")
-                if not rep["active"]:
-                    raise Conflict(f"om: {where} replacement {shown(rep_id)} is retired")
-                if rep["seq"] <= old["seq"]:
-                    raise Conflict(f"om: {where} replacement {shown(rep_id)} is not newer than {old['id']}")
-                cites_old = rep["kind"] == "reflection" and old["id"] in rep["support"]
-                if rep["kind"] != old["kind"] and not cites_old:
-                    raise Conflict(
-                        f"om: {where} replacement {shown(rep_id)} must be a newer {old['kind']}"
-                        " or a reflection citing the retired observation"
-                    )
-            retirement = dumps({"id": old["id"], "reason": redact(r["reason"]), "replacement_ids": replacements})
-            ledger.conn.execute(
-                "UPDATE entries SET active = 0, retirement = ? WHERE id = ?", (retirement, old["id"])
+            hint = f"; {SAME_APPLY}" if checkpoint["observations"] or checkpoint["reflections"] else ""
+            receipt["retired"].append(
+                retire(ledger.conn, "main", f"retire[{i}]", r["id"], r["reason"], r["replacement_ids"], hint)
             )
-            receipt["retired"].append(old["id"])
+        promoted = _promotions(checkpoint, receipt)
+        if promoted:
+            from om.ledger.promotion import promote
+
+            receipt["promoted"] = promote(ledger.conn, promoted, promotion)
         extend_view_order(ledger)
         ledger.meta_set("cursor", through)
         ledger.meta_set("last_checkpoint_at", now())
     return receipt
+
+def wants_promotion(checkpoint):
+    """Whether a (validated) checkpoint asks for any promotion: the caller must attach the project first."""
+    return bool(checkpoint["promote"]) or any(
+        e["promote"] for e in checkpoint["observations"] + checkpoint["reflections"]
+    )
+
+
+def _promotions(checkpoint, receipt):
+    """The ids to promote, in order: this checkpoint's flagged entries, then the earlier ones it names."""
+    chosen = []
+    for kind in ("observations", "reflections"):
+        for entry, entry_id in zip(checkpoint[kind], receipt[kind]):
+            if entry["promote"] and entry_id not in chosen:
+                chosen.append(entry_id)
+    for entry_id in checkpoint["promote"]:
+        if entry_id not in chosen:
+            chosen.append(entry_id)
+    return chosen
+
 
 def _insert_entry(ledger, entry_id, kind, timestamp, importance, text, support):
     body = dumps(

@@ -171,6 +171,75 @@ SESSION_TOOLS = {
 }
 
 
+#: The project memory (om.project): what every later session of the repository starts with.
+PROJECT_TOOLS = {
+    "promote": (
+        "Move entries of this session (o-... or r-..., active) into the project memory, which every later"
+        " session of this repository, in Codex and Claude Code alike, gets in prime: a decision, a"
+        " convention, a trap or a preference that outlives this task. Never in-flight work or guesses."
+        " An observation takes its cited sources along, a reflection its observations. Promoting again"
+        " confirms it. In a checkpoint, `promote: true` on a new entry does the same. Returns JSON.",
+        _schema({"ids": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                         "description": "Entry ids of this session."},
+                 "reason": {"type": "string", "description": "Why it outlives this task (optional)."}},
+                ("session", "ids")),
+        False,
+    ),
+    "project_view": (
+        "This session's project memory: the entries sessions of this repository promoted, quoted, most"
+        " important and most recently confirmed first, each with its age and client. With all=true, every"
+        " entry as JSON, retired ones and provenance included." + EVIDENCE_NOT_INSTRUCTIONS,
+        _schema({"all": {"type": "boolean", "description": "Every entry as JSON (default false)."}}),
+        True,
+    ),
+    "project_retire": (
+        "Retire a project memory entry this session proved wrong or outdated (its history is kept). The"
+        " replacements may be newer project entries or entries of this session, promoted in the same"
+        " step. Returns JSON.",
+        _schema({"id": {"type": "string", "description": "The project entry to retire."},
+                 "reason": {"type": "string", "description": "Why, 1 to 1,000 characters."},
+                 "replacement_ids": {"type": "array", "items": {"type": "string"},
+                                     "description": "Newer entries that replace it (optional)."}},
+                ("session", "id", "reason")),
+        False,
+    ),
+}
+
+
+def _project_tool(store, session, name, args):
+    import time
+
+    from om.jsonio import dumps
+    from om.ledger import Ledger
+    from om.project import block, memory
+
+    if name == "promote":
+        ids = args["ids"]
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise InputError("om: promote: argument 'ids' must be an array of strings")
+        reason = _string_arg(name, args, "reason") if "reason" in args else None
+        with Ledger.open(store, session, create=False) as ledger:
+            return dumps(memory.promote(ledger, ids, reason))
+    if name == "project_retire":
+        entry_id = _string_arg(name, args, "id")
+        reason = _string_arg(name, args, "reason")
+        replacements = args.get("replacement_ids", [])
+        if not isinstance(replacements, list) or not all(isinstance(i, str) for i in replacements):
+            raise InputError("om: project_retire: argument 'replacement_ids' must be an array of strings")
+        with Ledger.open(store, session, create=False) as ledger:
+            return dumps(memory.retire(memory.identity_of_session(ledger), entry_id, reason, replacements, ledger))
+    everything = args.get("all", False)
+    if not isinstance(everything, bool):
+        raise InputError("om: project_view: argument 'all' must be true or false")
+    with Ledger.read(store, session) as ledger:
+        identity = memory.identity_of_session(ledger)
+    found = memory.memory_entries(identity)
+    if everything:
+        return dumps(found)
+    text = block.render(found, identity.key, time.time(), 12_000, memory.view_command(identity))
+    return _chomp(text or f"# om project memory: project {identity.key} holds no active entry.")
+
+
 INGEST = (
     "Fill the holes in this session's evidence from the client's own transcript of this session (Codex's"
     " rollout file, Claude Code's transcript): everything the hooks would have captured but did not (hooks"
@@ -216,6 +285,7 @@ def catalogue():
     if _search_module() is not None:
         tools["search"] = SEARCH
         tools.update(SESSION_TOOLS)
+    tools.update(PROJECT_TOOLS)
     tools["export"] = EXPORT
     tools["ingest"] = INGEST
     tools["doctor"] = DOCTOR
@@ -325,10 +395,14 @@ def call(store, name, arguments):
     from om.ledger import Ledger
 
     # The reading tools create nothing for a session the store has no ledger of, as the CLI's.
+    if name in PROJECT_TOOLS:
+        return _project_tool(store, session, name, args)
     opening = Ledger.open if name in ("apply", "pause", "resume") else Ledger.read
     with opening(store, session) as ledger:
         if name == "apply":
-            return dumps(ledger.apply(checkpoint))
+            from om.project.memory import apply_checkpoint
+
+            return dumps(apply_checkpoint(ledger, checkpoint))
         if name == "pending":
             return dumps(ledger.pending())
         if name == "status":
@@ -338,7 +412,9 @@ def call(store, name, arguments):
         if name == "view_all":
             return dumps(ledger.entries())
         if name == "recall":
-            return dumps(ledger.recall(item_id))
+            from om.project.memory import recall
+
+            return dumps(recall(ledger, item_id))
         if name == "view":
             from om.views import view_text
 

@@ -37,7 +37,7 @@ INDEX_WAIT = 0.2
 STARTS = ("startup", "clear")
 
 
-def start_note(ledger, cwd, source, command_of=None):
+def start_note(ledger, cwd, source, command_of=None, client=None):
     """Record the project; return the text to append to the start context ('' or '\\n' + pointer).
 
     `command_of(session)` is the exact shell command prefix that reaches a
@@ -46,8 +46,9 @@ def start_note(ledger, cwd, source, command_of=None):
     """
     try:
         from om.project import PROJECT_KEY, record_project
+        from om.project.identity import HOOK_SECONDS
 
-        record_project(ledger, cwd)
+        record_project(ledger, cwd, HOOK_SECONDS, client)
         if source not in STARTS or ledger.is_paused():
             return ""
         project = ledger.meta_get(PROJECT_KEY)
