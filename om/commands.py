@@ -383,6 +383,7 @@ def _run_forget(args):
         raise UsageError("om: forget needs --session ID or --all-sessions (one of them)")
     request = forget.request(args.text, args.source, args.entry)
     plan = forget.prepare(_store_path(args), args.session, args.all_sessions, request)
+    forget.refuse_unmatched(plan, args.dry_run)
     if args.dry_run:
         report = forget.dry_run(plan)
     else:
