@@ -116,6 +116,13 @@ def _open(args):
     return Ledger.open(_store_path(args), _session(args))
 
 
+def _existing(args):
+    """The session's ledger for a write that must not begin a session (om.views.existing)."""
+    from om.views import existing
+
+    return existing(_store_path(args), _session(args))
+
+
 def _read(args):
     """The session's ledger for a reading command: nothing is created when there is none (Ledger.read)."""
     from om.ledger import Ledger
@@ -200,7 +207,7 @@ def _run_apply(args):
     from om.schema import CHECKPOINT, validate
 
     checkpoint = validate(CHECKPOINT, _read_stdin())
-    with _open(args) as ledger:
+    with _existing(args) as ledger:
         return _json(apply_checkpoint(ledger, checkpoint))
 
 
@@ -247,12 +254,12 @@ def _run_recall(args):
 
 
 def _run_pause(args):
-    with _open(args) as ledger:
+    with _existing(args) as ledger:
         return _json(ledger.set_paused(True))
 
 
 def _run_resume(args):
-    with _open(args) as ledger:
+    with _existing(args) as ledger:
         return _json(ledger.set_paused(False))
 
 
@@ -423,6 +430,7 @@ def _run_forget(args):
         raise UsageError("om: forget needs --session ID or --all-sessions (one of them)")
     request = forget.request(args.text, args.source, args.entry)
     plan = forget.prepare(_store_path(args), args.session, args.all_sessions, request)
+    forget.refuse_unmatched(plan, args.dry_run)
     if args.dry_run:
         report = forget.dry_run(plan)
     else:

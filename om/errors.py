@@ -35,6 +35,12 @@ class Conflict(OmError):
     exit_code = 67
 
 
+class NothingMatched(OmError):
+    """A literal to forget occurs nowhere the command covers: nothing was changed."""
+
+    exit_code = 68
+
+
 class StoreError(OmError):
     """The store or a session database cannot be opened, read or written."""
 

@@ -3,8 +3,9 @@
 Invariants:
 - Asked for, never automatic: nothing in om calls this but the `forget` command.
 - Two steps: `prepare` reads (a plan per session: which ids change, how many
-  occurrences; ids that name nothing anywhere are refused before anything is
-  written), `carry_out` writes. Each session is rewritten in one transaction
+  occurrences; ids that name nothing anywhere, and with `refuse_unmatched`
+  literals found nowhere, are refused before anything is written),
+  `carry_out` writes. Each session is rewritten in one transaction
   (om.ledger.forget), so a kill or a failure leaves each ledger before or after,
   and running the same forget again finishes what a killed one started.
 - Really gone: every rewritten ledger is compacted (VACUUM). Then the files
@@ -22,7 +23,7 @@ Invariants:
 
 import os
 
-from om.errors import InputError, NotFound, StoreError
+from om.errors import InputError, NotFound, NothingMatched, StoreError
 from om.ledger.forget import MARKER, Request
 
 NOT_CHANGED = ("om: documents exported before (export --out, copies you saved) are not changed:"
@@ -107,6 +108,50 @@ def prepare(store, session, all_sessions, req):
                        f" in {'the store' if all_sessions else 'the session'}")
     plan.exports = files_containing(list(req.texts) + originals)
     return plan
+
+
+def refuse_unmatched(plan, dry_run):
+    """NothingMatched (68) when a `--text` literal occurs nowhere this forget covers; nothing is written.
+
+    Nowhere: in no row of the sessions in scope, no MCP export file, and no
+    file of the scope (a ledger's free pages, hook-errors.log, a leftover of a
+    killed forget), so a literal a killed forget already took out of the rows
+    is still finished. The literal itself is never echoed: it may be a secret.
+    """
+    missing = [i for i in plan.request.unmatched() if not _in_files(plan, plan.request.texts[i - 1])]
+    if not missing:
+        return
+    count = len(plan.request.texts)
+    which = "--text" if count == 1 else f"--text ({', '.join(_ordinal(i) for i in missing)} of {count})"
+    where = "any session" if plan.all_sessions else f"session {plan.sessions[0][1]!r}"
+    hint = "" if dry_run else "; check the literal with --dry-run first, which lists what a forget would change"
+    raise NothingMatched(f"om: nothing matched: {which} occurs nowhere in {where} of store {plan.store};"
+                         f" nothing was changed{hint}")
+
+
+def _ordinal(n):
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _in_files(plan, text):
+    from om.export import files_containing
+
+    if files_containing([text]):
+        return True
+    needles = raw_needles([text])
+    from om.sessions.catalogue import DIR_PREFIX
+
+    for name in sorted(os.listdir(plan.store)):
+        path = os.path.join(plan.store, name)
+        if name.startswith(DIR_PREFIX) and not plan.all_sessions and path != plan.sessions[0][0]:
+            continue  # another session: out of this forget's scope
+        if os.path.isdir(path) and not os.path.islink(path):
+            if _holds(path, needles):
+                return True
+        elif _file_holds(path, needles):
+            return True
+    return False
 
 
 def _open(directory):

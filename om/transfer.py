@@ -8,7 +8,8 @@ Invariants:
   its process, and every fork and import first removes the staging
   directories no live process owns (om.store.sweep_staging).
 - import changes the destination in ONE write transaction: all or nothing.
-- Neither ever writes to the source ledger.
+- Neither ever writes to the source ledger, and neither creates anything
+  (on either side) when the source session has no ledger.
 - The SQL is the ledger's (`Ledger.copy_to`, `snapshot_of`, `adopt`); this
   module decides what moves where, and which adapter state is transient.
 """
@@ -47,7 +48,9 @@ def fork(store, session, to_session):
     validate_session(to_session)
     if to_session == session:
         raise InputError("om: fork needs a destination session other than the current one")
-    with Ledger.open(store, session) as source:
+    from om.views import existing
+
+    with existing(store, session) as source:  # a mistyped source creates nothing, on either side
         store = source.store
         sweep_staging(store)
         destination = session_dir(store, to_session)
@@ -89,7 +92,9 @@ def import_session(store, session, from_store, from_session):
     source_path = database_path(source_store, from_session)
     refuse_symlinks(source_path)
     if not os.path.isfile(source_path):
-        raise NotFound(f"om: no ledger for session {from_session!r} in store {source_store}")
+        from om.render import no_ledger_notice
+
+        raise NotFound(no_ledger_notice(from_session, source_store, True))
     with Ledger.open(store, session) as dest:
         sweep_staging(dest.store)
         if os.path.samefile(dest.path, source_path):

@@ -1,10 +1,16 @@
-"""The two memory texts, `view` and `prime`, as the CLI and the MCP server print them.
+"""What the CLI and the MCP server share: the two memory texts, and the ledger a write needs.
 
-Invariant: one composition for both front ends (ledger reads in one snapshot,
-then the pure renderers of om.render), so their outputs cannot drift apart.
+Invariants:
+- One composition of `view` and `prime` for both front ends (ledger reads in
+  one snapshot, then the pure renderers of om.render), so their outputs cannot
+  drift apart.
+- `existing` is the one way a command that writes to a session without
+  beginning it (apply, pause, resume, fork's and import's source) opens its
+  ledger: only `capture` and the hooks begin a session, so a mistyped id is
+  refused with the reads' line and creates nothing.
 """
 
-from om.render import render_prime, render_ranked
+from om.render import no_ledger_notice, render_prime, render_ranked
 
 
 def view_text(ledger):
@@ -38,3 +44,19 @@ def _project_block(ledger, most):
         return block_for_session(ledger, min(block.budget(), most))
     except OmError:
         return ""
+
+
+def existing(store, session):
+    """The open ledger of `session`; NotFound (the reads' no-ledger line) when the store holds none.
+
+    Nothing is created: no ledger, no session directory, no store.
+    """
+    from om.errors import NotFound
+    from om.fastpath import isdir
+    from om.ledger import Ledger
+
+    ledger = Ledger.read(store, session)
+    if ledger.absent:
+        ledger.close()
+        raise NotFound(no_ledger_notice(session, ledger.store, isdir(ledger.store)))
+    return ledger

@@ -44,9 +44,17 @@ class Request:
             needles.add(dumps(text)[1:-1])
         # Longest first, so a literal inside a longer one never leaves a piece of the longer.
         self.needles = sorted(needles, key=lambda n: (-len(n), n))
+        #: The needles some scrubbed text held (before any replacement: a literal inside a longer one counts).
+        self.seen = set()
+
+    def unmatched(self):
+        """The 1-based positions of the literals no scrubbed text held, in either form."""
+        return [i for i, text in enumerate(self.texts, 1)
+                if text not in self.seen and dumps(text)[1:-1] not in self.seen]
 
     def scrub(self, text):
         """(`text` with every needle replaced by MARKER, occurrences replaced)."""
+        self.seen.update(needle for needle in self.needles if needle in text)
         count = 0
         for needle in self.needles:
             found = text.count(needle)

@@ -393,11 +393,13 @@ def call(store, name, arguments):
     if name == "search" and (options[3] or options[4] is not None):
         return _search_all_tool(store, query, options)
     from om.ledger import Ledger
+    from om.views import existing
 
-    # The reading tools create nothing for a session the store has no ledger of, as the CLI's.
     if name in PROJECT_TOOLS:
         return _project_tool(store, session, name, args)
-    opening = Ledger.open if name in ("apply", "pause", "resume") else Ledger.read
+    # Nothing is created for a session the store has no ledger of, as in the CLI: the
+    # reading tools answer as for an empty session, the writing ones refuse.
+    opening = existing if name in ("apply", "pause", "resume") else Ledger.read
     with opening(store, session) as ledger:
         if name == "apply":
             from om.project.memory import apply_checkpoint

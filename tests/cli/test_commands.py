@@ -263,11 +263,12 @@ def test_recall_of_an_unknown_id_fails_cleanly(om):
 
 
 def test_pause_and_resume_report_status_and_capture_still_works_while_paused(om):
+    capture(om, "the session begins with its first capture", key="first")
     assert om("pause").json["paused"] is True
     capture(om, "explicit capture works while paused")
     assert om("status").json["paused"] is True
     assert om("resume").json["paused"] is False
-    assert om("status").json["pending_sources"] == 1
+    assert om("status").json["pending_sources"] == 2
 
 
 def test_prime_shows_session_store_checkpoint_and_backlog(om):

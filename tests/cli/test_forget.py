@@ -228,6 +228,45 @@ def test_bad_requests_fail_on_one_line_and_change_nothing(om, args, code, words)
     assert unscoped.returncode == 64
 
 
+def _store_bytes(store):
+    return {p: open(p, "rb").read() for p in _all_files(store)}
+
+
+@pytest.mark.parametrize("scope", [("--session", "s1"), ("--all-sessions",)])
+@pytest.mark.parametrize("dry_run", [(), ("--dry-run",)])
+def test_a_literal_found_nowhere_exits_68_on_one_line_and_changes_nothing(om, scope, dry_run):
+    om.setup("capture", input=json.dumps({"kind": "user", "text": f"the password is {SECRET}", "key": "1"}))
+    om.setup("capture", input=json.dumps({"kind": "user", "text": "another session", "key": "1"}), session="s2")
+    om("search", "password", "--sources")
+    before = _store_bytes(om.store)
+    mistyped = SECRET.replace("77", "78")
+    r = run_om("--store", om.store, "forget", *scope, "--text", mistyped, *dry_run, "-y")
+    assert r.returncode == 68 and r.stdout == "", r
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("om: nothing matched: --text occurs nowhere in ") and "nothing was changed" in line
+    assert ("--dry-run first" in line) != bool(dry_run)
+    assert mistyped not in line
+    assert _store_bytes(om.store) == before
+
+
+def test_one_literal_found_nowhere_among_several_refuses_the_whole_forget_and_says_which(om):
+    om.setup("capture", input=json.dumps({"kind": "user", "text": f"the password is {SECRET}", "key": "1"}))
+    before = _store_bytes(om.store)
+    r = om("forget", "--text", SECRET, "--text", "Zebra-77-quux-Plinht", "-y")
+    assert r.returncode == 68 and r.stdout == "", r
+    assert "--text (2nd of 2) occurs nowhere" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert _store_bytes(om.store) == before and files_holding(om.store, SECRET)
+
+
+def test_a_literal_inside_a_longer_one_and_a_literal_only_in_the_hook_log_are_found(om):
+    om.setup("capture", input=json.dumps({"kind": "user", "text": f"the password is {SECRET}", "key": "1"}))
+    with open(om.store / "hook-errors.log", "a") as log:  # what a failed hook once quoted, and nothing else holds
+        log.write("2026-12-01T00:00:00Z om: hook failed open: bad value 'Kestrel-31'\n")
+    r = om("forget", "--text", SECRET, "--text", "quux", "--text", "Kestrel-31", "-y")
+    assert r.returncode == 0, r
+    assert files_holding(om.store, SECRET) == [] and files_holding(om.store, "Kestrel-31") == []
+
+
 def test_a_forget_increments_om_generation_once_per_change_and_the_index_comes_back(om):
     om.setup("capture", input=json.dumps({"kind": "user", "text": f"first {SECRET}", "key": "1"}))
     om("search", "first", "--sources")
@@ -235,7 +274,8 @@ def test_a_forget_increments_om_generation_once_per_change_and_the_index_comes_b
     assert generation() is None
     assert om("forget", "--text", SECRET, "-y").returncode == 0
     assert generation() == "1"
-    assert om("forget", "--text", SECRET, "-y").json["sessions"] == []  # nothing left: nothing rewritten
+    again = om("forget", "--text", SECRET, "-y")  # nothing left: nothing matched, nothing rewritten
+    assert again.returncode == 68 and "nothing matched" in again.stderr, again
     assert generation() == "1"
     om.setup("capture", input=json.dumps({"kind": "user", "text": "second Plover-88", "key": "2"}))
     assert om("forget", "--text", "Plover-88", "-y").returncode == 0

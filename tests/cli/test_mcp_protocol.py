@@ -197,7 +197,8 @@ def test_a_checkpoint_through_pending_and_apply_becomes_memory(server, store):
     assert [e["active"] for e in everything].count(False) == 1
 
 
-def test_pause_and_resume_flip_the_paused_flag_and_return_the_status(server):
+def test_pause_and_resume_flip_the_paused_flag_and_return_the_status(server, store):
+    capture(store, "The session begins with its first capture.")
     assert json.loads(server.ok("pause", session=SESSION))["paused"] is True
     assert json.loads(server.ok("status", session=SESSION))["paused"] is True
     assert json.loads(server.ok("resume", session=SESSION))["paused"] is False

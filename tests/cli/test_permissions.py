@@ -55,14 +55,6 @@ def test_missing_parent_directories_of_the_store_are_created_private_too(tmp_pat
         assert mode(path) == 0o700, path
 
 
-@pytest.mark.parametrize("command", ["pause", "resume"])
-def test_any_command_that_creates_a_ledger_creates_it_private(tmp_path, command):
-    store = tmp_path / "store"
-    om_with_umask(0o000, store, "s1", command)
-    assert mode(store) == 0o700
-    assert_private_session(store, "s1")
-
-
 def test_a_forked_session_is_private_under_a_permissive_umask(tmp_path):
     store = tmp_path / "store"
     capture(0o000, store, "s1")

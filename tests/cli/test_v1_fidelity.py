@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+import sqlite_probe
 from conftest import bytecode_env, run_om
 from mcp_client import McpServer
 from test_codex_hook import SESSION, Hook, advertised, tool
@@ -162,6 +163,7 @@ def _padded(value, size):
     ("apply", {"through": 0}),
 ])
 def test_stdin_of_exactly_4000000_bytes_is_read_and_one_byte_more_is_refused(om, command, value):
+    capture(om, "the session exists: only capture and the hooks begin one")
     assert om(command, input=_padded(value, LIMIT)).returncode == 0
     r = om(command, input=_padded(value, LIMIT + 1))
     one_line_failure(r, 65)
@@ -383,9 +385,22 @@ def test_exporting_a_session_with_no_ledger_fails_and_creates_nothing(om):
     assert sorted(os.listdir(om.store)) == before
 
 
+V1_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sources (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, body TEXT NOT NULL);
+CREATE TABLE entries (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, body TEXT NOT NULL,
+                      active INTEGER NOT NULL DEFAULT 1, retirement TEXT);
+"""
+
+
 def test_an_empty_ledger_another_implementation_made_still_gets_the_nothing_captured_notice(om):
-    om.setup("pause")
-    om.setup("resume")
+    # v1 opened (so created) a ledger for every command: a `pause` there leaves one with no source.
+    directory = sqlite_probe.session_dir(om.store, "s1")
+    os.makedirs(directory, mode=0o700)
+    with sqlite3.connect(sqlite_probe.database(om.store, "s1")) as conn:
+        conn.executescript(V1_SCHEMA)
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("session", "s1"), ("version", "1"), ("paused", "0")])
+    conn.close()
     r = om("prime")
     assert r.returncode == 0 and "nothing has been captured" in r.stderr and "nothing has been captured" in r.stdout
 
