@@ -2,8 +2,8 @@
 
 Invariant: every test that drives the real Codex CLI runs once per version pinned in
 scripts/codex-versions (or once, against $OM_CODEX_BIN); each `CodexHome` is a throwaway
-CODEX_HOME outside the temporary directory (Codex refuses to create its helper aliases,
-such as the `codex-linux-sandbox` a system bubblewrap executes, under it), whose only provider is the mock
+CODEX_HOME in a folder Codex accepts one in, wherever the development cache is
+(tests/codexhome.py: never under the temporary directory), whose only provider is the mock
 on 127.0.0.1, whose plugin was installed by the real `codex plugin marketplace add`
 and `codex plugin add` commands from a clean copy of this repository (the in-repo
 marketplace), and whose hook trust entries were written the way the hook review
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+import codexhome
 from conftest import RUNTIME_ARGV
 from devcache import dev_cache
 from mock_model import MockModel
@@ -150,19 +151,19 @@ def remove_home(home):
 
 
 def _outside_temp_dir():
-    """A fresh directory for a CODEX_HOME that is not under the temporary directory, removed at exit."""
-    temp = os.path.realpath(tempfile.gettempdir())
+    """A fresh directory for a CODEX_HOME where Codex accepts one (tests/codexhome.py), removed at exit."""
     # Short, like a real ~/.codex: the start context spells store paths out within a byte budget.
-    for parent in (dev_cache() / "e2e",):
-        real = os.path.realpath(parent)
-        if real != temp and not real.startswith(temp.rstrip(os.sep) + os.sep) and not real.startswith("/tmp/"):
-            parent.mkdir(parents=True, exist_ok=True)
-            made = Path(tempfile.mkdtemp(prefix="", dir=parent))
-            if not _HOMES:
-                atexit.register(lambda: [remove_home(h) for h in _HOMES])
-            _HOMES.append(made)
-            return made
-    raise RuntimeError("no directory outside the temporary directory for a CODEX_HOME")
+    made = Path(tempfile.mkdtemp(prefix="", dir=codexhome.new_parent(dev_cache())))
+    if not _HOMES:
+        atexit.register(_remove_homes)
+    _HOMES.append(made)
+    return made
+
+
+def _remove_homes():
+    while _HOMES:
+        remove_home(_HOMES.pop())
+    codexhome.remove_run_folder()
 
 
 def export_marketplace(dest):
@@ -438,8 +439,7 @@ def codex_bin(request):
     yield codex_binary(None if request.param == "OM_CODEX_BIN" else request.param)
     # Every CodexHome hangs off this fixture; pytest-xdist workers end without atexit.
     _INSTALLED.clear()
-    while _HOMES:
-        remove_home(_HOMES.pop())
+    _remove_homes()
 
 
 @pytest.fixture(params=BWRAP)
