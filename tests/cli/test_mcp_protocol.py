@@ -18,7 +18,7 @@ from mcp_client import McpServer
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
 EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search",
-              "sessions", "import", "export", "ingest"]
+              "sessions", "import", "export", "ingest", "promote", "project_view", "project_retire"]
 #: Tools about the installation rather than one session's ledger (no session argument needed).
 NO_SESSION = ["doctor"]
 MAX_LINE = 4 * 1024 * 1024
@@ -136,7 +136,7 @@ def test_tools_list_offers_every_ledger_operation_with_a_required_session(server
         assert ("session" in schema["required"]) != (tool["name"] in NO_SESSION), tool["name"]
         assert tool["description"] and tool["annotations"]["openWorldHint"] is False
     writes = {t["name"] for t in tools if not t["annotations"]["readOnlyHint"]}
-    assert writes == {"apply", "pause", "resume", "import", "ingest"}
+    assert writes == {"apply", "pause", "resume", "import", "ingest", "promote", "project_retire"}
 
 
 def test_tool_descriptions_teach_evidence_real_ids_and_the_cursor(server):
