@@ -676,7 +676,13 @@ def _parser(only=None):
         parser.add_argument("--session", dest="session" + suffix, metavar="SESSION", action=Once,
                             help="session identity")
 
-    p = Parser(prog="om", description="Observational memory for coding agents.")
+    class Top(Parser):
+        # The check that names a mistyped option before the command word (not the value after it).
+        def parse_known_args(self, args=None, namespace=None):
+            _refuse_unknown_leading_option(sys.argv[1:] if args is None else list(args))
+            return super().parse_known_args(args, namespace)
+
+    p = Top(prog="om", description="Observational memory for coding agents.")
     p.add_argument("--version", action="version", version=f"om {__version__}")
     scope(p, "")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -716,6 +722,37 @@ def parse(argv):
     if args is None:
         args = _parser(_command_word(argv)).parse_args(argv)
     return merge_scope(args)
+
+
+#: The options that may stand before the command word.
+_LEADING = ("--store", "--session", "--version", "--help")
+
+
+def _refuse_unknown_leading_option(argv):
+    """UsageError naming an unknown option before the command word, with the option it may be a typo of.
+
+    argparse would set the unknown option aside and read its value as the command
+    (`om --sesion alpha status`: "invalid choice: 'alpha'"), blaming the session.
+    Abbreviations argparse accepts (`--sess`) and everything from the command
+    word on are left to argparse.
+    """
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--" or not token.startswith("-") or token == "-":
+            return
+        name, eq, _ = token.partition("=")
+        known = [option for option in _LEADING if option.startswith(name)] if name.startswith("--") else []
+        if name == "-h" or known and not set(known) <= set(_SCOPE) or len(known) > 1:
+            return  # help, the version, or an ambiguous abbreviation: argparse's own answer
+        if not known:
+            import difflib
+
+            close = difflib.get_close_matches(name, _LEADING, n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise UsageError(f"om: unknown option {name[:80]} before the command{hint}; before it go only"
+                             f" {', '.join(_LEADING)}, and a command's own options after it")
+        i += 1 if eq else 2
 
 
 def merge_scope(args):
