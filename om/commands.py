@@ -315,9 +315,17 @@ def _add_sessions(p):
     p.add_argument("--json", action="store_true", help="print the listing as one JSON document")
     p.add_argument("--remove", metavar="ID", help="delete session ID from the store for good")
     p.add_argument("--prune", action="store_true", help="delete the sessions inactive for --inactive-for DAYS")
-    p.add_argument("--inactive-for", metavar="DAYS", type=int, help="with --prune: days without activity")
+    p.add_argument("--inactive-for", metavar="DAYS", type=_whole_number, help="with --prune: days without activity")
     p.add_argument("--dry-run", action="store_true", help="with --prune: list what would be deleted")
     p.add_argument("-y", "--yes", action="store_true", help="with --remove or --prune: do not ask for confirmation")
+
+
+def _whole_number(value):
+    # Not type=int: argparse's "invalid int value" would be a second message and exit code for
+    # what the handler refuses itself (65, `om:`) when the number is no good. Past 300,000 days
+    # (about 800 years: no session is older) the cutoff would leave the four-digit years that
+    # timestamps compare by, or the platform's time range.
+    return min(int(value), 300_000) if value.isascii() and value.isdigit() else value
 
 
 def _run_sessions(args):

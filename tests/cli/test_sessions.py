@@ -336,6 +336,17 @@ def test_bad_prune_arguments_are_one_line_errors(store, project, args, code):
     assert r.returncode == code and r.stdout == "" and len(r.stderr.splitlines()) == 1, (args, r)
 
 
+@pytest.mark.parametrize("days", ["0", "-1", "abc", "1.5", "", " 7", "7d", "\u0663", "99999999999999999999"])
+def test_every_bad_inactive_for_value_gets_the_same_exit_code_and_the_om_prefix(store, project, days):
+    session_with_memory(store, "a", project, "Fact.")
+    r = run_om("--store", store, "sessions", "--prune", "--inactive-for", days, "--dry-run")
+    if days == "99999999999999999999":  # a whole number of days: nothing is that old
+        assert r.returncode == 0 and r.json["pruned"] == [] and r.stderr == "", r
+        return
+    assert r.returncode == 65 and r.stdout == "", r
+    assert r.stderr == "om: --inactive-for takes a whole number of days, at least 1\n"
+
+
 @pytest.mark.slow
 def test_prune_killed_at_random_moments_leaves_each_session_whole_or_gone(store, project, tmp_path):
     import random
