@@ -9,7 +9,7 @@ Invariants:
   `om.cli.main` is the one boundary that prints and exits.
 - `--store` and `--session` may stand before or after the command word (v1
   accepted both), once each: the same option with two different values is a
-  usage error.
+  usage error. So may `--pretty`; no other option stands before the word.
 - A command line pays only for its own command. The plainest ones (the scope
   options spelled exactly, a command word, and none of the command's own
   options, or only its positionals: a row's `plain`) are read without argparse
@@ -31,13 +31,15 @@ from om.errors import NotFound, OmError, UsageError
 class Reply:
     """What a handler asks `main` to print: `text` on stdout, each of `notices` as a stderr line.
 
-    `notice` is one line, several, or None.
+    `notice` is one line, several, or None. `json` says `text` is one JSON document
+    (compact, as v1 prints it); `pretty` (the command line's `--pretty`) asks for it
+    indented, as `main` also gives it on a terminal.
     """
 
-    __slots__ = ("text", "code", "notices")
+    __slots__ = ("text", "code", "notices", "json", "pretty")
 
-    def __init__(self, text=None, code=0, notice=None):
-        self.text, self.code = text, code
+    def __init__(self, text=None, code=0, notice=None, json=False):
+        self.text, self.code, self.json, self.pretty = text, code, json, False
         self.notices = () if notice is None else (notice,) if isinstance(notice, str) else tuple(notice)
 
 
@@ -101,7 +103,7 @@ def _json_out(value):
 
 
 def _json(value, notice=None):
-    return Reply(_json_out(value), notice=notice)
+    return Reply(_json_out(value), notice=notice, json=True)
 
 
 def _read_stdin():
@@ -138,7 +140,7 @@ def _never_captured(ledger):
         return None
     from om.render import never_captured_notice
 
-    return never_captured_notice(ledger.session, ledger.store)
+    return never_captured_notice(ledger.session, ledger.store, hint=True)
 
 
 def _absent(ledger):
@@ -339,7 +341,7 @@ def _run_sessions(args):
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID or --prune")
         text, skipped = catalogue.listing_text(_store_path(args), args.project, args.json, progress=sys.stderr)
-        return Reply(text, notice=_skipped({"skipped": skipped}))
+        return Reply(text, notice=_skipped({"skipped": skipped}), json=args.json)
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)
@@ -434,7 +436,7 @@ def _run_ingest(args):
 
     report = run(_store_path(args), args.client, args.paths, args.session, args.project, args.since, args.dry_run)
     notices = [f"om: could not read {item['transcript']}: {item['error']}" for item in report["unreadable"]]
-    return Reply(_json_out(report) if args.json else render(report), notice=notices)
+    return Reply(_json_out(report) if args.json else render(report), notice=notices, json=args.json)
 
 
 def _add_doctor(p):
@@ -446,7 +448,7 @@ def _run_doctor(args):
 
     report = diagnose(args.store or os.environ.get(STORE_ENV))
     text = _json_out(report) if args.json else render(report)
-    return Reply(text, 1 if report["status"] == "fail" else 0)
+    return Reply(text, 1 if report["status"] == "fail" else 0, json=args.json)
 
 
 def _add_mcp(p):
@@ -606,7 +608,7 @@ def _scan(argv):
     values starting with `-`, an option given twice), a command without
     `plain`, or positionals that do not match; argparse then reads the line.
     """
-    values = {"store": None, "session": None}
+    values = {"store": None, "session": None, "pretty": False}
     command, positionals, suffix, runs, in_run = None, [], "", 0, False
     i = 0
     while i < len(argv):
@@ -624,6 +626,8 @@ def _scan(argv):
             if command is None or command.plain is None:
                 return None
             values.update(store_after=None, session_after=None)
+            if command.name not in _UNSCOPED:
+                values["pretty_after"] = False
             suffix = "_after"
         elif _plain_token(token):
             runs += not in_run
@@ -683,6 +687,8 @@ def _parser(only=None):
                             help=f"store directory (default: ${STORE_ENV})")
         parser.add_argument("--session", dest="session" + suffix, metavar="SESSION", action=Once,
                             help="session identity")
+        parser.add_argument("--pretty", dest="pretty" + suffix, action="store_true",
+                            help="indent JSON output for reading (the default when stdout is a terminal)")
 
     class Top(Parser):
         # The check that names a mistyped option before the command word (not the value after it).
@@ -733,7 +739,7 @@ def parse(argv):
 
 
 #: The options that may stand before the command word.
-_LEADING = ("--store", "--session", "--version", "--help")
+_LEADING = ("--store", "--session", "--pretty", "--version", "--help")
 
 
 def _refuse_unknown_leading_option(argv):
@@ -751,6 +757,9 @@ def _refuse_unknown_leading_option(argv):
             return
         name, eq, _ = token.partition("=")
         known = [option for option in _LEADING if option.startswith(name)] if name.startswith("--") else []
+        if known == ["--pretty"]:
+            i += 1
+            continue
         if name == "-h" or known and not set(known) <= set(_SCOPE) or len(known) > 1:
             return  # help, the version, or an ambiguous abbreviation: argparse's own answer
         if not known:
@@ -770,6 +779,7 @@ def merge_scope(args):
         if before is not None and after is not None and before != after:
             raise UsageError(f"om: --{name} is given twice with different values")
         setattr(args, name, after if after is not None else before)
+    args.pretty = bool(getattr(args, "pretty", False) or getattr(args, "pretty_after", False))
     return args
 
 
@@ -797,4 +807,7 @@ def run(argv):
     """The Reply for one command line (any but the hook's registered form, which om.cli handles)."""
     if argv == ["--version"]:
         return Reply(f"om {__version__}\n")  # what argparse's version action prints
-    return dispatch(parse(argv))
+    args = parse(argv)
+    reply = dispatch(args)
+    reply.pretty = args.pretty
+    return reply

@@ -109,6 +109,7 @@ def test_post_tool_use_alone_never_records_the_project(store, project):
 
 
 def test_a_paused_session_records_no_project_until_it_resumes(store, project):
+    hook(store, "SessionStart", "quiet", "", source="startup")  # begins the session, with no usable cwd
     om_json(store, "quiet", "pause")
     start(store, "quiet", project)
     hook(store, "UserPromptSubmit", "quiet", project, prompt="not recorded")
