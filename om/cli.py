@@ -2,7 +2,8 @@
 
 Invariants:
 - This is the only module that prints to stdout/stderr or decides an exit
-  status. Handlers (the table of commands, `om.commands.COMMANDS`) return a
+  status. A JSON reply is printed as the handler wrote it (one line, as v1),
+  or indented for a person when stdout is a terminal or `--pretty` asks. Handlers (the table of commands, `om.commands.COMMANDS`) return a
   `Reply` or raise `om.errors.OmError`; `main` is the one boundary that turns
   either into output and an exit code.
 - The registered hook commands (`hook --client NAME --plugin-data DIR`, what
@@ -70,6 +71,10 @@ def _command_line(argv):
 
         reply = run_command(argv)
         out, code = reply.text, reply.code
+        if out and reply.json and (reply.pretty or _on_a_terminal(sys.stdout)):
+            from om.jsonio import pretty
+
+            out = pretty(out) + "\n"  # for a person; piped, it stays v1's one line
         if out:
             out.encode("utf-8")  # unencodable text is a bug reported below, not a traceback
     except OmError as e:
@@ -93,6 +98,13 @@ def _command_line(argv):
         except BrokenPipeError:
             return 0
     return code
+
+
+def _on_a_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _fast_hook(client, store=None, plugin_data=None):

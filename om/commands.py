@@ -9,7 +9,7 @@ Invariants:
   `om.cli.main` is the one boundary that prints and exits.
 - `--store` and `--session` may stand before or after the command word (v1
   accepted both), once each: the same option with two different values is a
-  usage error.
+  usage error. So may `--pretty`; no other option stands before the word.
 - A command line pays only for its own command. The plainest ones (the scope
   options spelled exactly, a command word, and none of the command's own
   options, or only its positionals: a row's `plain`) are read without argparse
@@ -31,13 +31,15 @@ from om.errors import NotFound, OmError, UsageError
 class Reply:
     """What a handler asks `main` to print: `text` on stdout, each of `notices` as a stderr line.
 
-    `notice` is one line, several, or None.
+    `notice` is one line, several, or None. `json` says `text` is one JSON document
+    (compact, as v1 prints it); `pretty` (the command line's `--pretty`) asks for it
+    indented, as `main` also gives it on a terminal.
     """
 
-    __slots__ = ("text", "code", "notices")
+    __slots__ = ("text", "code", "notices", "json", "pretty")
 
-    def __init__(self, text=None, code=0, notice=None):
-        self.text, self.code = text, code
+    def __init__(self, text=None, code=0, notice=None, json=False):
+        self.text, self.code, self.json, self.pretty = text, code, json, False
         self.notices = () if notice is None else (notice,) if isinstance(notice, str) else tuple(notice)
 
 
@@ -101,7 +103,7 @@ def _json_out(value):
 
 
 def _json(value, notice=None):
-    return Reply(_json_out(value), notice=notice)
+    return Reply(_json_out(value), notice=notice, json=True)
 
 
 def _read_stdin():
@@ -138,7 +140,7 @@ def _never_captured(ledger):
         return None
     from om.render import never_captured_notice
 
-    return never_captured_notice(ledger.session, ledger.store)
+    return never_captured_notice(ledger.session, ledger.store, hint=True)
 
 
 def _absent(ledger):
@@ -362,9 +364,17 @@ def _add_sessions(p):
     p.add_argument("--json", action="store_true", help="print the listing as one JSON document")
     p.add_argument("--remove", metavar="ID", help="delete session ID from the store for good")
     p.add_argument("--prune", action="store_true", help="delete the sessions inactive for --inactive-for DAYS")
-    p.add_argument("--inactive-for", metavar="DAYS", type=int, help="with --prune: days without activity")
+    p.add_argument("--inactive-for", metavar="DAYS", type=_whole_number, help="with --prune: days without activity")
     p.add_argument("--dry-run", action="store_true", help="with --prune: list what would be deleted")
     p.add_argument("-y", "--yes", action="store_true", help="with --remove or --prune: do not ask for confirmation")
+
+
+def _whole_number(value):
+    # Not type=int: argparse's "invalid int value" would be a second message and exit code for
+    # what the handler refuses itself (65, `om:`) when the number is no good. Past 300,000 days
+    # (about 800 years: no session is older) the cutoff would leave the four-digit years that
+    # timestamps compare by, or the platform's time range.
+    return min(int(value), 300_000) if value.isascii() and value.isdigit() else value
 
 
 def _run_sessions(args):
@@ -378,7 +388,7 @@ def _run_sessions(args):
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID or --prune")
         text, skipped = catalogue.listing_text(_store_path(args), args.project, args.json, progress=sys.stderr)
-        return Reply(text, notice=_skipped({"skipped": skipped}))
+        return Reply(text, notice=_skipped({"skipped": skipped}), json=args.json)
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
     store, directory, what = catalogue.describe(_store_path(args), args.remove)
@@ -473,7 +483,7 @@ def _run_ingest(args):
 
     report = run(_store_path(args), args.client, args.paths, args.session, args.project, args.since, args.dry_run)
     notices = [f"om: could not read {item['transcript']}: {item['error']}" for item in report["unreadable"]]
-    return Reply(_json_out(report) if args.json else render(report), notice=notices)
+    return Reply(_json_out(report) if args.json else render(report), notice=notices, json=args.json)
 
 
 def _add_doctor(p):
@@ -485,7 +495,7 @@ def _run_doctor(args):
 
     report = diagnose(args.store or os.environ.get(STORE_ENV))
     text = _json_out(report) if args.json else render(report)
-    return Reply(text, 1 if report["status"] == "fail" else 0)
+    return Reply(text, 1 if report["status"] == "fail" else 0, json=args.json)
 
 
 def _add_mcp(p):
@@ -649,7 +659,7 @@ def _scan(argv):
     values starting with `-`, an option given twice), a command without
     `plain`, or positionals that do not match; argparse then reads the line.
     """
-    values = {"store": None, "session": None}
+    values = {"store": None, "session": None, "pretty": False}
     command, positionals, suffix, runs, in_run = None, [], "", 0, False
     i = 0
     while i < len(argv):
@@ -667,6 +677,8 @@ def _scan(argv):
             if command is None or command.plain is None:
                 return None
             values.update(store_after=None, session_after=None)
+            if command.name not in _UNSCOPED:
+                values["pretty_after"] = False
             suffix = "_after"
         elif _plain_token(token):
             runs += not in_run
@@ -726,8 +738,16 @@ def _parser(only=None):
                             help=f"store directory (default: ${STORE_ENV})")
         parser.add_argument("--session", dest="session" + suffix, metavar="SESSION", action=Once,
                             help="session identity")
+        parser.add_argument("--pretty", dest="pretty" + suffix, action="store_true",
+                            help="indent JSON output for reading (the default when stdout is a terminal)")
 
-    p = Parser(prog="om", description="Observational memory for coding agents.")
+    class Top(Parser):
+        # The check that names a mistyped option before the command word (not the value after it).
+        def parse_known_args(self, args=None, namespace=None):
+            _refuse_unknown_leading_option(sys.argv[1:] if args is None else list(args))
+            return super().parse_known_args(args, namespace)
+
+    p = Top(prog="om", description="Observational memory for coding agents.")
     p.add_argument("--version", action="version", version=f"om {__version__}")
     scope(p, "")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -769,6 +789,40 @@ def parse(argv):
     return merge_scope(args)
 
 
+#: The options that may stand before the command word.
+_LEADING = ("--store", "--session", "--pretty", "--version", "--help")
+
+
+def _refuse_unknown_leading_option(argv):
+    """UsageError naming an unknown option before the command word, with the option it may be a typo of.
+
+    argparse would set the unknown option aside and read its value as the command
+    (`om --sesion alpha status`: "invalid choice: 'alpha'"), blaming the session.
+    Abbreviations argparse accepts (`--sess`) and everything from the command
+    word on are left to argparse.
+    """
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--" or not token.startswith("-") or token == "-":
+            return
+        name, eq, _ = token.partition("=")
+        known = [option for option in _LEADING if option.startswith(name)] if name.startswith("--") else []
+        if known == ["--pretty"]:
+            i += 1
+            continue
+        if name == "-h" or known and not set(known) <= set(_SCOPE) or len(known) > 1:
+            return  # help, the version, or an ambiguous abbreviation: argparse's own answer
+        if not known:
+            import difflib
+
+            close = difflib.get_close_matches(name, _LEADING, n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise UsageError(f"om: unknown option {name[:80]} before the command{hint}; before it go only"
+                             f" {', '.join(_LEADING)}, and a command's own options after it")
+        i += 1 if eq else 2
+
+
 def merge_scope(args):
     """`--store`/`--session` given before and after the command word become one value each."""
     for name in ("store", "session"):
@@ -776,6 +830,7 @@ def merge_scope(args):
         if before is not None and after is not None and before != after:
             raise UsageError(f"om: --{name} is given twice with different values")
         setattr(args, name, after if after is not None else before)
+    args.pretty = bool(getattr(args, "pretty", False) or getattr(args, "pretty_after", False))
     return args
 
 
@@ -803,4 +858,7 @@ def run(argv):
     """The Reply for one command line (any but the hook's registered form, which om.cli handles)."""
     if argv == ["--version"]:
         return Reply(f"om {__version__}\n")  # what argparse's version action prints
-    return dispatch(parse(argv))
+    args = parse(argv)
+    reply = dispatch(args)
+    reply.pretty = args.pretty
+    return reply

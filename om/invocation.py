@@ -14,7 +14,8 @@ Invariants:
   calls by that argv).
 - The command a person types (`runtime_command`, doctor's fixes) is `om` when
   PATH finds this very runtime, else `python3 <runtime path>`: readable, and
-  what the plugin's launcher itself runs.
+  what the plugin's launcher itself runs. A hint on stderr (`hint_command`)
+  says `om` the same way, else gives the agent's exact command.
 - Import-light, because the hook path uses it: quoting is
   `om.fastpath.shell_quote`, not `shlex` (which imports `re`), and paths are
   om.fastpath's, not `os.path`.
@@ -68,14 +69,28 @@ def store_command(store, *words):
     return " ".join(quote(word) for word in runtime_argv() + ["--store", store, *words])
 
 
+def _on_path(path):
+    """Whether the `om` PATH finds is the runtime at `path` (the hook path never asks)."""
+    import shutil
+
+    found = shutil.which("om")
+    return bool(found) and realpath(found) == realpath(path)
+
+
 def runtime_command():
     """How a person's shell runs this runtime: `om` when that is what PATH finds, else python3 and its path."""
     path = runtime_path()
     if not path:
         return f"{quote(_interpreter())} -m om"
-    import shutil  # only doctor asks; the hook path never does
-
-    found = shutil.which("om")
-    if found and realpath(found) == realpath(path):
+    if _on_path(path):
         return "om"
     return "python3 " + quote(path)
+
+
+def hint_command(store, *words):
+    """A store-wide command named in a hint on stderr: `om --store …` when PATH's `om` is this
+    runtime, else exactly `store_command` (which runs as written from any shell)."""
+    path = runtime_path()
+    if path and _on_path(path):
+        return " ".join(quote(word) for word in ["om", "--store", store, *words])
+    return store_command(store, *words)

@@ -17,6 +17,7 @@ is described in om.schema. Invariants:
   v1 stored it. `loads` alone returns plain Python numbers.
 - `dumps` is the canonical encoding of the v1 ledger: compact separators, no
   ASCII escaping, `<>&` and U+2028/U+2029 literal, control characters escaped.
+  `pretty` indents such a document for a person, changing nothing else.
 """
 
 from om.errors import InputError
@@ -93,6 +94,22 @@ def dumps(value, sort_keys=False):
     if _MARK in text:
         text = text.replace('"' + _MARK, "").replace(_MARK + '"', "")
     return text
+
+
+def pretty(text):
+    """One JSON document as `dumps` wrote it, indented by two spaces for a person to read.
+
+    The same values (numbers exactly as written, strings unescaped as in `dumps`);
+    only whitespace differs. The `json` package's indenting encoder is loaded here
+    alone: no hook or plain command line asks for it.
+    """
+    import json
+
+    out = json.dumps(loads(text, literal_numbers=True), indent=2, ensure_ascii=False, allow_nan=False,
+                     default=_default)
+    if _MARK in out:
+        out = out.replace('"' + _MARK, "").replace(_MARK + '"', "")
+    return out
 
 
 def _default(value):

@@ -103,26 +103,30 @@ def prime_header(status, store):
     return "\n".join(lines) + "\n"
 
 
-def never_captured_notice(session, store):
+def never_captured_notice(session, store, hint=False):
     """The one line that says a session id has no evidence in a store (a miscopied id, often).
 
     The listing command it names runs as written from the agent's shell (the
     interpreter and runtime running now, om.invocation): a plugin user has no `om`
-    on PATH."""
-    from om.invocation import store_command
+    on PATH. As a `hint` on stderr it is `om --store …` when PATH's `om` is this runtime."""
+    from om.invocation import hint_command, store_command
 
+    listing = (hint_command if hint else store_command)(store, "sessions")
     return (
         f"om: nothing has been captured under session {quote(session)} in this store;"
-        f" check the id ({store_command(store, 'sessions')} lists the store's sessions)"
+        f" check the id ({listing} lists the store's sessions)"
     )
 
 
 def no_ledger_notice(session, store, store_exists):
-    """The one line that says a reading command found no ledger of a session, and created none."""
-    from om.invocation import store_command
+    """The one line that says a command found no ledger of a session, and created none.
+
+    It names the listing as `om --store …` when PATH's `om` is this runtime, else as
+    the exact interpreter and runtime (om.invocation.hint_command)."""
+    from om.invocation import hint_command
 
     where = f"in store {store}" if store_exists else f"in {store}, which does not exist"
-    listing = (f"check the id ({store_command(store, 'sessions')} lists the store's sessions)" if store_exists
+    listing = (f"check the id ({hint_command(store, 'sessions')} lists the store's sessions)" if store_exists
                else "check --store")
     return f"om: no ledger for session {quote(session)} {where}; nothing was created; {listing}"
 

@@ -5,9 +5,10 @@ Invariants:
   one snapshot, then the pure renderers of om.render), so their outputs cannot
   drift apart.
 - `existing` is the one way a command that writes to a session without
-  beginning it (apply, pause, resume, fork's and import's source) opens its
-  ledger: only `capture` and the hooks begin a session, so a mistyped id is
-  refused with the reads' line and creates nothing.
+  beginning it (apply, pause, resume, fork's source) opens its ledger: only
+  `capture` and the hooks begin a session, so a mistyped id is refused with
+  the reads' line and creates nothing. (Import checks its source itself, in
+  another store perhaps, with the same line.)
 """
 
 from om.render import no_ledger_notice, render_prime, render_ranked

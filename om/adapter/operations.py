@@ -17,7 +17,9 @@ Invariants:
 - At most one checkpoint continuation per turn, only when one is due (cadence, below),
   never while `stop_hook_active` is true.
 - The agent's own ledger calls of this store (its shell commands parsed without
-  executing them, and om's MCP tools) are not evidence.
+  executing them, and om's MCP tools) are not evidence, nor is its reply to om's
+  continuation: the Stop that ends a continuation (`stop_hook_active`) on the key
+  om continued on (`stop_turn`) captures nothing.
 - The project record (`om_cwd`, `om_project`, `om_project_id`) is om.project's:
   SessionStart and each captured prompt record the event's `cwd`, and a new
   session's start context may point at the project's earlier memory
@@ -227,7 +229,10 @@ def stop(profile, store, event):
             key = reply_key(profile.turn(event), ledger.meta_get("prompt_id", ""))
             if key is None:
                 return None
-            capture(ledger, "assistant", _string(event, "last_assistant_message"), key)
+            if not (continuing and ledger.meta_get("stop_turn") == key):
+                # The reply to om's own continuation ("checkpoint done") is no evidence, as the
+                # ledger calls it answers are none: captured, it would stay pending after every checkpoint.
+                capture(ledger, "assistant", _string(event, "last_assistant_message"), key)
             count, size, oldest, last = ledger.backlog()
             ends = turn_ends(ledger.meta_get(ends_key), ledger.cursor())
             if not continuing:

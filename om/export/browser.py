@@ -143,8 +143,9 @@ SCRIPT = """
       d.hidden = !sourceMatches(n, words);
       if (!d.hidden) { found += 1; }
     });
-    document.getElementById("shown").textContent = shown + " of " + cards.length + " entries" +
-      (words.length ? ", " + found + " of " + sources.length + " sources" : "");
+    document.getElementById("shown").textContent = shown + " of " + cards.length +
+      (cards.length === 1 ? " entry" : " entries") +
+      (words.length ? ", " + found + " of " + sources.length + (sources.length === 1 ? " source" : " sources") : "");
     document.getElementById("none").hidden = shown > 0;
   }
   function reset() {
@@ -270,13 +271,19 @@ def render_html(snapshots, all_sessions, skipped=()):
     )
 
 
+def _counted(n, one, many=None):
+    """`<b>n</b>` and the noun, singular for 1 ("1 observation"), else plural (`one` + s unless given)."""
+    return f"<b>{n:,}</b> {one if n == 1 else many or one + 's'}"
+
+
 def _header(snapshots, all_sessions):
     if all_sessions:
         total = [counts(s) for s in snapshots]
         line = (
-            f"<b>{len(snapshots):,}</b> sessions · <b>{sum(c['observations'] + c['reflections'] for c in total):,}</b>"
-            f" active entries · <b>{sum(c['retired'] for c in total):,}</b> retired ·"
-            f" <b>{sum(c['sources'] for c in total):,}</b> sources"
+            f"{_counted(len(snapshots), 'session')} ·"
+            f" {_counted(sum(c['observations'] + c['reflections'] for c in total), 'active entry', 'active entries')}"
+            f" · <b>{sum(c['retired'] for c in total):,}</b> retired ·"
+            f" {_counted(sum(c['sources'] for c in total), 'source')}"
         )
         return (
             '<header class="page wrap"><h1>Observational memory <small>every session in the store</small></h1>'
@@ -344,8 +351,8 @@ def _session(s, prefix, texts, all_sessions):
     out.append('<div class="meta">')
     facts = [
         f"<span>Project {_project(s)}</span>",
-        f"<span><b>{c['observations']:,}</b> observations · <b>{c['reflections']:,}</b> reflections ·"
-        f" <b>{c['retired']:,}</b> retired · <b>{c['sources']:,}</b> sources</span>",
+        f"<span>{_counted(c['observations'], 'observation')} · {_counted(c['reflections'], 'reflection')} ·"
+        f" <b>{c['retired']:,}</b> retired · {_counted(c['sources'], 'source')}</span>",
         f"<span>checkpointed through source <b>{_e(meta['cursor'])}</b></span>",
         f"<span>last checkpoint {_when(meta['last_checkpoint_at'])}</span>",
         f"<span>last activity {_when(s['last_activity'])}</span>",

@@ -137,7 +137,12 @@ class Transcript:
                     return None
                 if self.replay is None or self.scratch is None:
                     if self.entry["outcome"] == "read":
-                        self.entry.update(outcome="skipped", reason="empty transcript")
+                        # Lines, but no JSON object among them (random bytes, another format), or
+                        # only a first line still being written.
+                        reason = ("not a transcript" if lines.BAD_LINE in self.skipped
+                                  else "no complete line yet" if lines.UNFINISHED in self.skipped
+                                  else "empty transcript")
+                        self.entry.update(outcome="skipped", reason=reason)
                     return self.entry
                 scratch, self.scratch = self.scratch, None
                 kinds, held = self.merge(scratch, self.replay.cwd)

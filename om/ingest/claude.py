@@ -22,7 +22,9 @@ in docs/ingest.md):
   `queue-operation` row: conversation rows older than that row are copies and
   are skipped.
 - `attachment` rows of type `hook_additional_context` hold om's own context:
-  the ledger command it advertised.
+  the ledger command it advertised; right after a message that ended the turn
+  (a Stop), that context is om's checkpoint continuation, and the reply that
+  follows on the same turn is the continuation's own (no evidence).
 """
 
 from om.ingest.lines import items, string
@@ -126,8 +128,15 @@ class _Transcript:
         if kind == "attachment":
             attachment = row.get("attachment")
             if isinstance(attachment, dict) and attachment.get("type") == "hook_additional_context":
+                # Right after a message that ended the turn, a context is a Stop hook's: om's
+                # (it advertises the ledger) is its continuation, and that reply is over.
+                stop = self.message is not None and self.message[1] == "end_turn"
                 for text in items(attachment, "content"):
-                    self.replay.om_text(text)
+                    if stop and isinstance(text, str) and "Ledger command" in text:
+                        self._stopped()
+                        self.replay.continuation(text)
+                    else:
+                        self.replay.om_text(text)
             return
         if kind not in ("user", "assistant"):
             if kind not in _QUIET_ROWS:

@@ -8,7 +8,8 @@ what a hook would have captured and captures it with the same kind, key and
 text, so with the same source id.
 
 Invariants:
-- No rule is restated here: prompt switches, om's own continuation, the
+- No rule is restated here: prompt switches, om's own continuation (and the
+  reply that ends it, which the Stop hook leaves out), the
   agent's own ledger calls and MCP tools, the text layout of a tool result and
   the key of a reply are the adapter's functions. What is here is only the
   state a hook would have found in the ledger, kept as the transcript goes:
@@ -26,6 +27,7 @@ from om.adapter import operations
 PAUSED = "while paused"
 OWN_CALL = "own ledger call"
 CONTINUATION = "om's own continuation"
+CONTINUATION_REPLY = "reply to om's continuation"
 EMPTY = "empty text"
 #: The MCP tool names (after a client's prefix) that pause and resume capture.
 _SWITCH_TOOLS = {"pause": True, "resume": False}
@@ -44,6 +46,9 @@ class Replay:
         self.paused = False
         self.last_prompt = ""
         self.reason = None
+        #: The key of the last reply, and the key om continued on (its next reply is no evidence).
+        self.reply_key = None
+        self.continued = None
         self.cwd = None
         self._read_commands = set()
 
@@ -77,6 +82,7 @@ class Replay:
         """om's Stop continuation reached the agent with this text (a later prompt equal to it is not evidence)."""
         if isinstance(text, str) and text:
             self.reason = text
+            self.continued = self.reply_key
         self.om_text(text)
 
     # -- the three kinds of evidence ----------------------------------------------
@@ -117,6 +123,10 @@ class Replay:
         key = operations.reply_key(turn, self.last_prompt)
         if key is None:
             return self.skip(EMPTY)
+        if key == self.continued:  # the Stop that ended om's continuation on this key
+            self.continued = None
+            return self.skip(CONTINUATION_REPLY)
+        self.reply_key = key
         self._capture("assistant", text, key)
 
     # -- the rest ---------------------------------------------------------------------

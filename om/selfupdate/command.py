@@ -9,7 +9,8 @@ Invariants:
 - Never an implicit downgrade: moving to an older release needs --force (and a yes).
 - Uninstalling removes what `om self install` and running the pyz left (the launcher, the
   install's home, the channel setting, the release cache, shiv's unpacked copies of om
-  zipapps) and never a store: memory is the clients', deleted only on purpose.
+  zipapps, and the folders holding them once empty) and never a store: memory is the
+  clients', deleted only on purpose.
 Returns the text to print; raises OmError subclasses (UpdateAvailable for --check).
 """
 
@@ -223,7 +224,8 @@ def install():
     lines.append(f"om: launcher {launcher}")
     path_dirs = [os.path.abspath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
     if os.path.dirname(launcher) not in path_dirs:
-        lines.append(f"om: add {os.path.dirname(launcher)} to PATH to run `om`")
+        where, line = path_line(os.path.dirname(launcher), os.environ.get("SHELL", ""))
+        lines += [f"om: {os.path.dirname(launcher)} is not on PATH; to run `om`, {where}:", f"    {line}"]
     extraction = _shiv_extraction(pyz)
     if extraction:
         # The installed om never imports from shiv's unpacked copies: this run's and any
@@ -234,6 +236,23 @@ def install():
         lines.append(f"om: removed the zipapp's unpacked copy {extraction}"
                      + (f" and {len(gone)} earlier one(s)" if gone else ""))
     return "\n".join(lines) + "\n"
+
+
+def path_line(directory, shell):
+    """(where it goes, the line) that puts `directory` first on PATH for the login shell `shell` ($SHELL).
+
+    bash and zsh: an `export` line for their rc file; fish: `fish_add_path`, run once
+    (it keeps the setting); any other shell: the POSIX line for ~/.profile.
+    """
+    from om.fastpath import shell_quote
+
+    name = os.path.basename(shell)
+    if name == "fish":
+        return "run this once in fish", f"fish_add_path {shell_quote(directory)}"
+    plain = not set(directory) & set('"$`\\')
+    line = f'export PATH="{directory}:$PATH"' if plain else f'export PATH={shell_quote(directory)}:"$PATH"'
+    rc = {"bash": "~/.bashrc", "zsh": "~/.zshrc"}.get(name, "~/.profile")
+    return f"add this line to {rc} and open a new shell", line
 
 
 def uninstall(yes=False, stdin=None, stderr=None):
@@ -266,11 +285,21 @@ def uninstall(yes=False, stdin=None, stderr=None):
     kept = [client_store(c) for c in CLIENTS if os.path.isdir(client_store(c))]
     if own:
         removed.append(own)
-    lines = [f"om: removed {path}" for path in removed]
     _remove_own(own)
+    # The folders om's files were in, once nothing else is (shiv's root, om's settings folder).
+    removed += [path for path in (shiv, locations.config_dir()) if _remove_if_empty(path)]
+    lines = [f"om: removed {path}" for path in removed]
     if kept:
         lines.append(f"om: kept the memory in {', '.join(kept)} (delete it on purpose with rm -rf)")
     return "\n".join(lines) + "\n"
+
+
+def _remove_if_empty(path):
+    try:
+        os.rmdir(path)
+    except OSError:  # missing, or holding something that is not om's
+        return False
+    return True
 
 
 def _shiv_root():

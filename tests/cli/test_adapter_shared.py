@@ -121,6 +121,23 @@ def _continued(hook):
     return hook.continuation_text(hook(hook.stop("a reply", turn="t-1"), env=TURN_EVERY))
 
 
+def test_the_reply_that_ends_oms_continuation_is_not_evidence_so_a_checkpoint_leaves_nothing_pending(hook):
+    hook(hook.prompt("print the marker", turn="t-1"))
+    hook(hook.tool("echo marker", call="call-1", turn="t-1"))
+    assert hook.continuation_text(hook(hook.stop("Printed the marker.", turn="t-1"), env=TURN_EVERY))
+    hook.checkpoint_all()
+    assert hook(hook.stop("Checkpoint done.", turn="t-1", active=True), env=TURN_EVERY) is None
+    assert hook.om("status")["pending_sources"] == 0 and hook.sources() == []
+
+
+def test_a_reply_after_a_continuation_om_did_not_ask_for_is_still_evidence(hook):
+    # stop_hook_active after another hook's continuation: om asked for nothing on this turn.
+    hook(hook.prompt("print the marker", turn="t-1"))
+    assert hook(hook.stop("First answer.", turn="t-1")) is None
+    assert hook(hook.stop("Answer after another hook.", turn="t-1", active=True)) is None
+    assert hook.texts()[-2:] == ["First answer.", "Answer after another hook."]
+
+
 def test_the_continuation_sent_back_verbatim_as_a_prompt_is_not_captured(hook):
     text = _continued(hook)
     before = hook.texts()

@@ -182,10 +182,11 @@ def test_stop_continues_the_turn_once_through_additional_context_never_a_block(h
     command = hook.advertised()
     assert f"{command} pending" in text and f"{command} apply" in text
     assert "decision" not in response
-    # The continuation's Stop (stop_hook_active) and any later Stop of that turn never ask again.
+    # The continuation's Stop (stop_hook_active) and any later Stop of that turn never ask again;
+    # the reply that ends the continuation is no evidence.
     assert hook(hook.stop("checkpoint done", turn="p-1", active=True), env=TURN_EVERY) is None
     assert hook(hook.stop("another stop", turn="p-1"), env=TURN_EVERY) is None
-    assert hook.texts()[-2:] == ["checkpoint done", "another stop"]
+    assert hook.texts()[-2:] == ["first reply", "another stop"]
     # The next prompt is a new turn.
     hook(hook.prompt("second prompt", turn="p-2"))
     assert hook.continuation_text(hook(hook.stop("second reply", turn="p-2"), env=TURN_EVERY))

@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import RUNTIME_ARGV, bytecode_env
+from conftest import RUNTIME_ARGV, bytecode_env, run_om
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "tests" / "fixtures" / "codex-0.169.0"
@@ -276,10 +276,30 @@ def test_stop_captures_the_reply_and_asks_for_one_checkpoint_after_three_turns_b
     assert decisions[:2] == [None, None]
     assert decisions[2]["decision"] == "block"
     assert len(hook.sources()) == 6
-    # the same turn never asks twice; the reply after the continuation is captured
+    # the same turn never asks twice; the reply that ends the continuation is no evidence
     assert hook(stop("checkpoint done", turn="t3", active=True)) is None
     assert hook(stop("another stop", turn="t3")) is None
-    assert [s["text"] for s in hook.sources()][-2:] == ["checkpoint done", "another stop"]
+    assert [s["text"] for s in hook.sources()][-2:] == ["reply t3", "another stop"]
+
+
+CONTINUED_STOP = json.loads((SCHEMAS / "stop.continued.payload.json").read_text())["payload"]
+
+
+def test_the_recorded_stop_that_ends_oms_continuation_is_not_captured_and_the_checkpoint_covers_everything(hook):
+    session, turn = CONTINUED_STOP["session_id"], CONTINUED_STOP["turn_id"]
+    ledger = lambda *args, **kw: run_om("--store", hook.store, "--session", session, *args, **kw)  # noqa: E731
+    first = dict(CONTINUED_STOP, stop_hook_active=False, last_assistant_message="First final answer.")
+    hook(dict(prompt("Print hello with the shell", turn=turn), session_id=session))
+    assert hook(first, env={"OM_CHECKPOINT_TURNS": "1"})["decision"] == "block"
+    pending = ledger("pending").json
+    assert [s["text"] for s in pending["sources"]] == ["Print hello with the shell", "First final answer."]
+    assert ledger("apply", input=json.dumps({"through": pending["through"]})).returncode == 0
+    # Codex's real second Stop: stop_hook_active, the same turn, the continuation's own reply.
+    assert hook(CONTINUED_STOP, env={"OM_CHECKPOINT_TURNS": "1"}) is None
+    assert ledger("status").json["pending_sources"] == 0
+    # The next turn's reply is evidence again.
+    hook(dict(CONTINUED_STOP, turn_id="next-turn", stop_hook_active=False))
+    assert ledger("status").json["pending_sources"] == 1
 
 
 def test_the_checkpoint_reason_carries_the_ledger_command_and_no_xml_specials(hook):

@@ -66,6 +66,29 @@ def test_usage_errors_exit_nonzero_but_never_2(om):
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("before, meant", [
+    (["--sesion", "alpha"], "--session"),
+    (["--sesion=alpha"], "--session"),
+    (["--sotre", "elsewhere", "--session", "alpha"], "--store"),
+    (["--Session", "alpha"], "--session"),
+    (["--json"], None),
+])
+def test_a_mistyped_option_before_the_command_is_named_not_the_value_after_it(tmp_path, before, meant):
+    store = tmp_path / "store"
+    r = run_om("--store", store, *before, "status")
+    assert r.returncode == 64 and r.stdout == "", r
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"om: unknown option {before[0].split('=')[0]} before the command"), line
+    assert (f"(did you mean {meant}?)" in line) if meant else "did you mean" not in line
+    assert "invalid choice" not in line and "alpha" not in line and "options after it" in line
+    assert not store.exists()
+
+
+def test_an_abbreviated_scope_option_before_the_command_still_reads_as_the_option(om):
+    r = run_om("--store", om.store, "--sess", "alpha", "status")
+    assert r.returncode == 0 and r.json["session"] == "alpha", r
+
+
 def test_capture_returns_a_source_id_and_identical_captures_are_idempotent(om):
     first = capture(om, "Use pytest, not unittest.")
     assert first.startswith("s-") and len(first) == 26

@@ -167,6 +167,20 @@ class Structure(HTMLParser):
         (self._in_script if self._in_script is not None else self.data).append(data)
 
 
+def test_the_html_page_counts_one_thing_in_the_singular_and_more_in_the_plural(store):
+    sid = om_json(store, "capture", input=json.dumps({"kind": "user", "text": "One prompt.", "key": "k"}))["source_id"]
+    om_json(store, "apply", input=json.dumps({"through": 1, "observations": [{"text": "One fact.", "source_ids": [sid]}]}))
+    page = export(store, "html")
+    assert "<b>1</b> observation ·" in page and "<b>0</b> reflections ·" in page and "<b>1</b> source</span>" in page
+    assert "<b>1</b> observations" not in page and "<b>1</b> sources" not in page
+    everything = export(store, "html", "--all-sessions")
+    assert "<b>1</b> session ·" in everything and "<b>1</b> active entry ·" in everything
+    om_json(store, "capture", input=json.dumps({"kind": "user", "text": "Another prompt.", "key": "k2"}))
+    om_json(store, "apply", input=json.dumps({"through": 2, "observations": [{"text": "Another fact.", "source_ids": [sid]}]}))
+    page = export(store, "html")
+    assert "<b>2</b> observations ·" in page and "<b>2</b> sources</span>" in page
+
+
 def test_the_html_export_escapes_every_stored_text_and_embeds_source_texts_safely(store):
     ids = build(store)
     page = export(store, "html")

@@ -138,18 +138,21 @@ def test_prompts_and_replies_inside_a_pause_are_not_captured_and_resume_drops_it
 
 
 @pytest.mark.parametrize("folder", ["codex-0.146.0", "codex-0.169.0", "claude-2.1.332"])
-def test_the_reply_before_oms_continuation_and_the_one_after_are_both_captured_under_the_turn(store, folder):
+def test_the_reply_before_oms_continuation_is_captured_and_the_one_ending_it_is_not(store, folder):
     client = CLIENT_OF[folder]
-    ingest(store, client, FIXTURES / folder / "continuation")
+    report = ingest(store, client, FIXTURES / folder / "continuation")
     (rows,) = stored(store).values()
     replies = [text for _, _, kind, text in rows if kind == "assistant"]
-    assert len(replies) == 2 and replies[0].endswith("_FIRST")
+    assert len(replies) == 1 and replies[0].endswith("_FIRST")
+    assert report["sessions"][0]["skipped"]["reply to om's continuation"] == 1
     assert not any("checkpoint (one pass" in text for _, _, _, text in rows)
 
 
 def test_a_session_whose_ledger_is_paused_is_left_alone(store):
     folder, scenario = "codex-0.169.0", "basic"
     (session,) = hook_sources(folder, scenario)
+    start = {"session_id": session, "hook_event_name": "SessionStart", "source": "startup", "cwd": "/tmp"}
+    assert run_om("--store", store, "hook", "--client", "codex", input=json.dumps(start)).returncode == 0
     assert run_om("--store", store, "--session", session, "pause").returncode == 0
     report = ingest(store, "codex", FIXTURES / folder / scenario)
     assert [(e["outcome"], e["reason"]) for e in report["sessions"]] == [("skipped", "the session's ledger is paused")]
@@ -173,6 +176,25 @@ def test_a_transcript_cut_in_its_last_line_is_read_up_to_the_last_newline_and_co
     second = ingest(store, "codex", copy)
     assert second["captured"] == len(expected) - len(got)
     assert stored_ids(store)[session] == expected
+
+
+@pytest.mark.parametrize("client", ["codex", "claude"])
+@pytest.mark.parametrize("content, reason", [
+    (random.Random(34).randbytes(4096) + b"\n", "not a transcript"),
+    (b"", "empty transcript"),
+    (b"\n\n", "empty transcript"),
+    (b'{"type": "user", "sessionId": "s", "cwd": "/tm', "no complete line yet"),
+])
+def test_a_file_that_holds_no_transcript_says_which_of_random_bytes_empty_or_unfinished(
+        store, tmp_path, client, content, reason):
+    path = tmp_path / "transcripts" / "bytes.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(content)
+    r = run_om("--store", store, "ingest", "--client", client, path)
+    assert r.returncode == 0, r
+    assert f"skipped: {reason}" in r.stdout
+    (entry,) = ingest(store, client, path)["sessions"]
+    assert (entry["outcome"], entry["reason"]) == ("skipped", reason)
 
 
 def test_garbage_lines_are_skipped_and_counted_and_the_rest_gives_the_hooks_ids(store, tmp_path):

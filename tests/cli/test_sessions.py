@@ -109,6 +109,7 @@ def test_post_tool_use_alone_never_records_the_project(store, project):
 
 
 def test_a_paused_session_records_no_project_until_it_resumes(store, project):
+    hook(store, "SessionStart", "quiet", "", source="startup")  # begins the session, with no usable cwd
     om_json(store, "quiet", "pause")
     start(store, "quiet", project)
     hook(store, "UserPromptSubmit", "quiet", project, prompt="not recorded")
@@ -334,6 +335,17 @@ def test_bad_prune_arguments_are_one_line_errors(store, project, args, code):
     session_with_memory(store, "a", project, "Fact.")
     r = run_om("--store", store, "sessions", *args)
     assert r.returncode == code and r.stdout == "" and len(r.stderr.splitlines()) == 1, (args, r)
+
+
+@pytest.mark.parametrize("days", ["0", "-1", "abc", "1.5", "", " 7", "7d", "\u0663", "99999999999999999999"])
+def test_every_bad_inactive_for_value_gets_the_same_exit_code_and_the_om_prefix(store, project, days):
+    session_with_memory(store, "a", project, "Fact.")
+    r = run_om("--store", store, "sessions", "--prune", "--inactive-for", days, "--dry-run")
+    if days == "99999999999999999999":  # a whole number of days: nothing is that old
+        assert r.returncode == 0 and r.json["pruned"] == [] and r.stderr == "", r
+        return
+    assert r.returncode == 65 and r.stdout == "", r
+    assert r.stderr == "om: --inactive-for takes a whole number of days, at least 1\n"
 
 
 @pytest.mark.slow

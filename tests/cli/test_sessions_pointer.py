@@ -86,6 +86,7 @@ def test_sessions_of_other_projects_or_without_active_memory_are_not_pointed_at(
 
 def test_no_pointer_while_this_session_is_paused(store, project):
     session_with_memory(store, "earlier", project, "Fact.")
+    hook(store, "SessionStart", "quiet", "", source="startup")  # begins the session (no usable cwd)
     om_json(store, "quiet", "pause")
     assert pointer(start(store, "quiet", project)) == ""
 

@@ -45,11 +45,11 @@ def test_a_command_that_creates_a_store_says_so_and_where_a_relative_path_led(tm
     assert r.stderr == f"om: created a new store {made} (--store store from {tmp_path / 'elsewhere'})\n"
     again = run_om("--store", "store", "--session", "s1", "capture", input=NOTE, cwd=tmp_path / "elsewhere")
     assert again.returncode == 0 and again.stderr == ""
-    absolute = run_om("--store", tmp_path / "other", "--session", "s1", "pause")
+    absolute = run_om("--store", tmp_path / "other", "--session", "s1", "capture", input=NOTE)
     assert absolute.returncode == 0 and absolute.stderr == f"om: created a new store {tmp_path / 'other'}\n"
 
 
 def test_through_the_environment_variable_a_new_store_is_announced_too(tmp_path):
-    r = run_om("--session", "s1", "resume", env={"OBSERVATIONAL_MEMORY_STORE": str(tmp_path / "env-store")})
+    r = run_om("--session", "s1", "capture", input=NOTE, env={"OBSERVATIONAL_MEMORY_STORE": str(tmp_path / "env-store")})
     assert r.returncode == 0 and r.stderr == f"om: created a new store {tmp_path / 'env-store'}\n"
     assert os.path.isdir(tmp_path / "env-store")

@@ -181,11 +181,11 @@ def test_one_checkpoint_continuation_per_turn_writes_a_cited_observation(claude,
     captured = sources(home, session)
     texts = [s["text"] for s in captured]
     assert texts[0] == "Print the marker with the shell"
-    assert "Printed the marker." in texts and "Checkpoint done." in texts
+    assert "Printed the marker." in texts and "Checkpoint done." not in texts
     assert not any('"pending"' in t or " pending" in t or "apply" in t for t in texts[1:] if "marker-7f3a" not in t)
     assert len([s for s in captured if s["kind"] == "tool"]) == 1
     status = ledger(home.store, session, "status")
-    assert status["pending_sources"] == 1  # the reply after the checkpoint pass
+    assert status["pending_sources"] == 0  # the reply that ends the checkpoint pass is no evidence
 
 
 def test_after_auto_compaction_the_session_start_pointer_and_prime_restore_the_memory(claude):

@@ -116,7 +116,7 @@ def test_a_turn_is_captured_and_one_checkpoint_pass_writes_a_cited_observation(c
     assert cited["kind"] == "tool" and "marker-7f3a" in cited["text"]
     status = ledger(home, session, "status")
     assert status["through"] >= 3  # prompt, tool result, first reply
-    assert status["pending_sources"] == 1  # the reply after the checkpoint pass
+    assert status["pending_sources"] == 0  # the reply that ends the checkpoint pass is no evidence
 
     requests = home.model.turn_requests()
     last = requests[-1]

@@ -404,6 +404,35 @@ def test_self_install_removes_the_pyz_extraction_it_ran_from_and_earlier_ones_an
     assert inst.run("self", "channel").returncode == 0  # a lazily imported module still loads
 
 
+@pytest.mark.parametrize("shell, where", [
+    ("bash", "~/.bashrc"), ("zsh", "~/.zshrc"), ("fish", "once in fish"), ("sh", "~/.profile"),
+])
+def test_self_install_off_path_prints_the_line_for_the_users_shell_and_that_line_finds_om(tmp_path, shell, where):
+    import shutil
+
+    inst = Install(tmp_path, None)
+    program = shutil.which(shell)
+    assert program, f"{shell} is not installed (scripts/test installs zsh and fish)"
+    r = inst.run_pyz(pyz(BASE_VERSION), "self", "install", env={"SHELL": program, "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r
+    lines = r.stdout.splitlines()
+    (i,) = [n for n, text in enumerate(lines) if "is not on PATH" in text]
+    assert lines[i] == f"om: {inst.bin} is not on PATH; to run `om`, " + (
+        "run this once in fish:" if shell == "fish" else f"add this line to {where} and open a new shell:")
+    line = lines[i + 1].strip()
+    assert line == (f"fish_add_path {inst.bin}" if shell == "fish" else f'export PATH="{inst.bin}:$PATH"')
+    # Pasted into that shell, the line makes `om` this install's launcher.
+    found = subprocess.run([program, "-c", f"{line}; command -v om"], capture_output=True, text=True, timeout=60,
+                           env=dict(inst.env, PATH="/usr/bin:/bin"))
+    assert found.returncode == 0 and found.stdout.strip() == str(inst.launcher), found
+
+
+def test_self_install_on_path_says_nothing_about_path(tmp_path):
+    inst = Install(tmp_path, None)
+    r = inst.run_pyz(pyz(BASE_VERSION), "self", "install", env={"PATH": f"{inst.bin}:/usr/bin:/bin"})
+    assert r.returncode == 0 and "PATH" not in r.stdout, r
+
+
 def test_self_uninstall_removes_the_install_its_settings_and_shiv_leftovers_and_keeps_the_memory(installed):
     assert installed.run("self", "channel", "rc", "-y").returncode == 0
     (installed.tmp / "cache" / "om").mkdir(parents=True, exist_ok=True)
@@ -421,12 +450,26 @@ def test_self_uninstall_removes_the_install_its_settings_and_shiv_leftovers_and_
                  installed.tmp / "cache" / "om", leftover):
         assert not gone.exists(), gone
         assert f"om: removed {gone}\n" in r.stdout, r
+    # The folders that held only om's files go too: shiv's root and om's settings folder.
+    for gone in (installed.tmp / "shiv", installed.tmp / "config" / "om"):
+        assert not gone.exists() and f"om: removed {gone}\n" in r.stdout, (gone, r)
     assert (memory / "memory.sqlite3").read_bytes() == b"keep me"
     assert f"kept the memory in {installed.tmp / 'userhome' / '.claude' / 'om'}" in r.stdout
     again = subprocess.run([sys.executable, "-I", str(pyz(BASE_VERSION)), "self", "uninstall", "-y"],
                            env=dict(installed.env, SHIV_ROOT=str(installed.tmp / "shiv2")), capture_output=True,
                            text=True, timeout=120)
     assert again.returncode == 0 and again.stdout.startswith("om: no standalone om to remove"), again
+
+
+def test_self_uninstall_keeps_the_folders_that_hold_anything_else(installed):
+    assert installed.run("self", "channel", "rc", "-y").returncode == 0
+    (installed.tmp / "shiv" / "other-tool.pyz_77").mkdir(parents=True)
+    (installed.tmp / "config" / "om" / "notes.txt").write_text("mine")
+    r = installed.run("self", "uninstall", "-y")
+    assert r.returncode == 0, r
+    assert (installed.tmp / "shiv" / "other-tool.pyz_77").is_dir()
+    assert (installed.tmp / "config" / "om" / "notes.txt").read_text() == "mine"
+    assert not (installed.tmp / "config" / "om" / "channel.json").exists()
 
 
 def test_rollback_with_nothing_to_roll_back_to_is_not_found_and_changes_nothing(installed):

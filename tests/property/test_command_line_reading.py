@@ -21,7 +21,7 @@ from om.errors import UsageError
 
 NAMES = [c.name for c in commands.COMMANDS]
 WORDS = NAMES + [
-    "--store", "--session", "--store=a", "--session=b", "--store=", "--store=-x", "--sto", "--sess=b",
+    "--store", "--session", "--store=a", "--session=b", "--store=", "--store=-x", "--sto", "--sess=b", "--sesion", "--sotre=a",
     "a", "b", "s-1", "-x", "", "--", "-h", "--help", "--version", "--all", "--json", "--project", "-y",
     "--remove", "--limit", "5", "--client", "codex", "--format", "md", "--to-session", "update",
 ]

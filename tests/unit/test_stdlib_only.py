@@ -82,6 +82,8 @@ CAPTURE = json.dumps({"kind": "tool", "text": "ls -la\ntotal 0", "key": "k"}).en
     ids=["capture", "apply", "pending", "status", "view", "prime"],
 )
 def test_ledger_commands_do_not_import_what_they_do_not_use(tmp_path, args, input):
+    if args == ("apply",):
+        _modules_loaded_by(tmp_path, "capture", input=CAPTURE)  # apply needs a session: capture begins it
     loaded = _modules_loaded_by(tmp_path, *args, input=input)
     assert "om.ledger" in loaded  # the command really ran
     assert sorted(m for m in loaded if m.split(".")[0] in FORBIDDEN_ON_HOT_PATH) == []
