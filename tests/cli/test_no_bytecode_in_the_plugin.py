@@ -10,17 +10,16 @@ hand. The hooks keep their bytecode in the plugin's data folder instead, so ever
 the first still loads compiled modules.
 """
 
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import zipapp
 
 import pytest
 
 from conftest import ROOT
+from dist_support import pin_a_runtime
 
 PLUGIN_PARTS = ("bin", "hooks", "om", ".mcp.json", ".claude-plugin", ".codex-plugin", "plugin-pins.json")
 CLAUDE = json.loads((ROOT / "tests" / "fixtures" / "claude-2.1.332" / "event_payloads.json").read_text())
@@ -149,15 +148,7 @@ def test_the_launcher_run_by_hand_writes_no_bytecode_into_the_plugin(tmp_path, a
 
 
 def test_installing_the_pinned_runtime_writes_no_bytecode_into_the_plugin(plugin, tmp_path):
-    staging = tmp_path / "staging"
-    shutil.copytree(ROOT / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
-    (plugin / "runtime").mkdir()
-    asset = plugin / "runtime" / "om-9.2.0.pyz"
-    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")
-    blob = asset.read_bytes()
-    (plugin / "plugin-pins.json").write_text(json.dumps({"schema_version": 1, "pin": {
-        "version": "9.2.0", "tag": "v9.2.0", "protocol": 1, "asset": asset.name,
-        "sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "repo": "om-memory/om"}}))
+    pin_a_runtime(plugin, tmp_path / "staging", "9.2.0")
     data = tmp_path / "claude-data"
     context = json.loads(hook(plugin, data, "claude", "SessionStart", claude_payload("SessionStart", "startup")))
     assert str(data / "runtime" / "9.2.0" / "om") in context["hookSpecificOutput"]["additionalContext"]
