@@ -17,9 +17,10 @@ Invariants:
 - Killed at any point, a move leaves every session whole in one of the two places,
   and the next call carries on where it stopped.
 - What stays in the data folder is that installation's own: `.om-python`, an
-  installed `runtime/`, the lock, and `.om-moved` naming the new store, which makes
-  every command given the old path say where the store went (om.store) instead of
-  starting a second store there.
+  installed `runtime/`, the bytecode of its modules (`pycache/`, see bin/om), the
+  lock, and `.om-moved` naming the new store, which makes every command given the
+  old path say where the store went (om.store) instead of starting a second store
+  there.
 """
 
 from om.errors import Conflict

@@ -6,7 +6,9 @@ so no session string can escape the store; directories are created 0700 and
 databases 0600 whatever the umask, before SQLite ever opens them; a session
 directory or database file that is a symlink is refused (never followed), as
 a store that is a file is, and so are a session directory or a ledger file given
-as a store, and a folder whose store moved away (`.om-moved`); staging directories (`.om-tmp-<pid>-*`) name the
+as a store, and a folder whose store moved away (`.om-moved`); a folder that holds
+neither a session directory nor only what om keeps in a store is no store
+(`foreign_names`: the store-wide reads write nothing there); staging directories (`.om-tmp-<pid>-*`) name the
 process that owns them, so one left by a killed process can be told from one
 still in use and removed. Durable file writes are here too, for every module
 that writes one: `fsync_dir` after a rename, and `write_atomically` (a private
@@ -26,6 +28,11 @@ SESSION_PREFIX = "session-"
 MOVED_MARKER = ".om-moved"
 MAX_SESSION_CHARS = 256
 STAGING_PREFIX = ".om-tmp-"
+#: What om keeps at the top of a store besides the session directories: the store index
+#: (om.derived.store_index.FOLDER), the capture receipts (om.receipts.DIR) and the hooks'
+#: error log; its hidden folders (staging, a removal cut short) all start with HIDDEN_PREFIX.
+STORE_NAMES = ("index", "receipts", "hook-errors.log")
+HIDDEN_PREFIX = ".om-"
 #: A staging directory whose name carries no pid (written before names did) is
 #: taken as abandoned once it is this old: no fork or import runs that long.
 UNOWNED_STAGING_SECONDS = 3600
@@ -85,6 +92,27 @@ def refuse_non_store(store):
         except OSError:
             target = "the client's store"
         raise StoreError(f"om: the store in {store} moved to {target}; pass --store {target}")
+
+
+def foreign_names(store):
+    """What makes the directory `store` no store: [] when it is one, else its names om does not keep in a store.
+
+    A store holds session directories, or only what om keeps in one (an empty
+    folder, a store whose sessions were all removed). The listing stops at the
+    first session directory, which in a store of any size is among the first names.
+    """
+    found = []
+    try:
+        with posix.scandir(store) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith(SESSION_PREFIX):
+                    return []
+                if name not in STORE_NAMES and not name.startswith(HIDDEN_PREFIX):
+                    found.append(name)
+    except OSError as e:
+        raise StoreError(f"om: cannot read store {store}: {e.strerror or e}") from None
+    return sorted(found)
 
 
 def _is_sqlite_file(path):

@@ -47,6 +47,24 @@ def pyz_bytes(version):
     return Path(pyz(version)).read_bytes()
 
 
+def pin_a_runtime(root, staging, version="9.2.0"):
+    """Make the plugin at `root` ship a pinned runtime: a plain zipapp of this tree's om in
+    runtime/, named in plugin-pins.json with its size and sha256 (`staging` is a new scratch folder)."""
+    import json
+    import shutil
+    import zipapp
+
+    shutil.copytree(ROOT / "om", Path(staging) / "om", ignore=shutil.ignore_patterns("__pycache__"))
+    (Path(root) / "runtime").mkdir()
+    asset = Path(root) / "runtime" / f"om-{version}.pyz"
+    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")
+    blob = asset.read_bytes()
+    (Path(root) / "plugin-pins.json").write_text(json.dumps({"schema_version": 1, "pin": {
+        "version": version, "tag": f"v{version}", "protocol": 1, "asset": asset.name,
+        "sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "repo": "om-memory/om"}}))
+    return asset
+
+
 class Install:
     """A standalone install in tmp dirs, with the environment that points `om` at it."""
 

@@ -47,9 +47,10 @@ def read_all(store):
     directories that cannot be opened; every session is then read whole.
     """
     from om.ledger import Ledger
+    from om.sessions.catalogue import open_store
     from om.sessions.index import current
 
-    store = resolve_store(store, create=False)
+    store = open_store(store)
     listed = current(store)
     skipped = [s for s in listed.skipped if os.path.basename(s["directory"]) not in listed.unlisted]
     snapshots = []

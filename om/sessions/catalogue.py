@@ -1,7 +1,8 @@
 """`om sessions`: the store's sessions, read without writing, and removing one for good.
 
 Invariants:
-- Listing never writes a ledger: the store must exist, every ledger is opened
+- Listing never writes a ledger: the store must exist and be a store (a folder
+  that is none is refused before anything is written into it), every ledger is opened
   read-only (`mode=ro`, no journal mode change), so it works on a store the
   caller can only read. A session directory that cannot be read as a v1
   ledger of the session its name hashes is skipped and named, never fatal.
@@ -25,7 +26,7 @@ import os
 
 from om.errors import Conflict, NotFound, StoreError
 from om.project import CREATED_KEY, CWD_KEY, PROJECT_KEY, project_root
-from om.store import DB_NAME, fsync_dir, resolve_store, session_dir, validate_session
+from om.store import DB_NAME, foreign_names, fsync_dir, resolve_store, session_dir, validate_session
 
 DIR_PREFIX = "session-"
 REMOVED_PREFIX = ".om-removed-"
@@ -37,8 +38,19 @@ class Unreadable(Exception):
 
 
 def open_store(path):
-    """The canonical store path; it must exist (nothing is created)."""
-    return resolve_store(path, create=False)
+    """The canonical store path; it must exist and be a store (om.store.foreign_names), and nothing is created.
+
+    A folder that is no store (a checkout, a home folder: a mistyped --store) is
+    refused before anything, the store index above all, is written into it.
+    """
+    store = resolve_store(path, create=False)
+    foreign = foreign_names(store)
+    if foreign:
+        shown = ", ".join(printable(name) for name in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        verb = "is" if len(foreign) == 1 else "are"
+        raise StoreError(f"om: {store} holds no store: no session ledger, and {shown} {verb} not what om keeps"
+                         " in one; nothing was written there")
+    return store
 
 
 def project_filter(directory):

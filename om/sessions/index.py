@@ -211,7 +211,8 @@ def current(store, progress=None, keep_index=False, use_index=True, payload=()):
 
     began = time.time_ns()
     found = stamps(store)
-    index = store_index.open_index(store, create=True) if use_index else None
+    # A store without a session has nothing to index: a new index is made only beside ledgers.
+    index = store_index.open_index(store, create=bool(found.names)) if use_index else None
     try:
         known, version, snapshot = {}, None, None
         if index is not None:

@@ -7,17 +7,16 @@ PLUGIN_ROOT/PLUGIN_DATA, and runs the command with the user's $SHELL. Commands a
 verbatim from those files and run on recorded payloads.
 """
 
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import zipapp
 
 import pytest
 
 from conftest import ROOT
+from dist_support import pin_a_runtime
 
 PLUGIN = ROOT
 REGISTERED = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
@@ -112,15 +111,7 @@ def test_a_runtime_that_exits_nonzero_gives_the_runtime_failed_advisory_and_exit
 
 def test_a_pinned_runtime_installed_by_a_claude_code_hook_names_the_claude_plugin_as_its_owner(tmp_path):
     root, data = plugin_copy(tmp_path), tmp_path / "claude-data"
-    staging = tmp_path / "staging"
-    shutil.copytree(PLUGIN / "om", staging / "om", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "runtime").mkdir()
-    asset = root / "runtime" / "om-9.2.0.pyz"
-    zipapp.create_archive(staging, asset, interpreter="/usr/bin/env python3", main="om.cli:run")
-    blob = asset.read_bytes()
-    (root / "plugin-pins.json").write_text(json.dumps({"schema_version": 1, "pin": {
-        "version": "9.2.0", "tag": "v9.2.0", "protocol": 1, "asset": asset.name,
-        "sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob), "repo": "om-memory/om"}}))
+    pin_a_runtime(root, tmp_path / "staging", "9.2.0")
     response, _ = launch(root, claude_payload("SessionStart", "startup"), claude_data=data)
     installed = data / "runtime" / "9.2.0" / "om"
     assert f" {installed} --store " in response["hookSpecificOutput"]["additionalContext"]

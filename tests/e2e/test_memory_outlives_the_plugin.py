@@ -1,7 +1,8 @@
 """Memory survives uninstalling, reinstalling and updating the plugin, with the real clients.
 
 `claude plugin uninstall` deletes the plugin's data folder (Claude Code 2.1.332 keeps it
-only with --keep-data) and `codex plugin remove` deletes the plugin's cache copy; the
+only with --keep-data) but keeps its cache copy, marked orphaned, and `codex plugin remove`
+deletes the plugin's cache copy; the
 store lives beside both, in the client's home. A store that an earlier version kept in
 the data folder is moved there by the first hook, and so survives the next uninstall too.
 """
@@ -65,8 +66,10 @@ def test_claude_code_uninstall_and_reinstall_keep_every_session_and_the_old_stor
     # om keeps both folders it stores in private.
     assert stat.S_IMODE(home.data_dir.stat().st_mode) == stat.S_IMODE(home.store.stat().st_mode) == 0o700
 
+    (copy,) = (home.config / "plugins" / "cache" / "observational-memory" / "om").iterdir()
     home.cli("plugin", "uninstall", PLUGIN_ID)
     assert home.installed() is None and not home.data_dir.exists()  # Claude Code deleted its data folder
+    assert (copy / ".orphaned_at").is_file()  # and kept its copy, marked orphaned (docs/claude.md#uninstall)
     assert memory(home.store, "old-session") == [OLD_NOTE]
     assert "Print the marker" in texts(home.store, session)
 

@@ -64,7 +64,8 @@ def test_codex_installs_from_the_checkout_exactly_the_files_git_tracks(codex_bin
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
 
-    codex("plugin", "marketplace", "add", "./", "--json")
+    # A bare `.` is a path to Codex (0.169.0 and 0.171.0), as README.md and docs/codex.md say.
+    codex("plugin", "marketplace", "add", ".", "--json")
     codex("plugin", "add", PLUGIN_ID, "--json")
     (copy,) = (home / "plugins" / "cache" / "observational-memory" / "om").iterdir()
     # Codex copies the root whole, `.git` too (a folder, or a file in a git worktree): a clean tree keeps it small.
@@ -84,7 +85,10 @@ def test_claude_code_installs_from_the_checkout_exactly_the_files_git_tracks(cla
         assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
         return done.stdout
 
-    # `.` is refused as a marketplace source ("Invalid marketplace source format"); `./` is a directory.
+    # `.` is refused as a marketplace source, as the docs say; `./` is a directory.
+    refused = subprocess.run([claude_bin, "plugin", "marketplace", "add", "."], env=env, cwd=ROOT,
+                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert refused.returncode != 0 and "Invalid marketplace source format" in refused.stdout + refused.stderr, refused
     claude("plugin", "marketplace", "add", "./")
     claude("plugin", "install", CLAUDE_PLUGIN_ID)
     (copy,) = (config / "plugins" / "cache" / "observational-memory" / "om").iterdir()
