@@ -300,6 +300,8 @@ def _run_promote(args):
 
 
 def _add_project(p):
+    from argparse import SUPPRESS
+
     p.add_argument("--project", metavar="DIR", help="any directory inside the project (default: this one)")
     p.add_argument("--json", action="store_true", help="name the project as JSON")
     verbs = p.add_subparsers(dest="verb", metavar="view|retire")
@@ -311,6 +313,9 @@ def _add_project(p):
     retire.add_argument("--reason", required=True)
     retire.add_argument("--replacement", action="append", default=[], metavar="ID",
                         help="a newer entry that replaces it (of the project, or of --session, promoted with it)")
+    for verb in (view, retire):
+        # `--project` after the verb too; SUPPRESS keeps the value given before it when none comes after.
+        verb.add_argument("--project", metavar="DIR", default=SUPPRESS, help="as before the verb")
 
 
 def _run_project(args):

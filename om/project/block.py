@@ -39,14 +39,26 @@ def _size(text):
 
 
 def seconds_of(stamp):
-    """Seconds since the epoch of a ledger timestamp (YYYY-MM-DDTHH:MM:SSZ); None when it is not one."""
-    import calendar
-    import time
+    """Seconds since the epoch of a ledger timestamp (YYYY-MM-DDTHH:MM:SSZ); None when it is not one.
 
-    try:
-        return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
-    except (TypeError, ValueError):
+    By hand, not time.strptime: that loads `re` and `calendar` into every prime.
+    """
+    if not isinstance(stamp, str) or len(stamp) != 20 or stamp[4::3] != "--T::Z":
         return None
+    try:
+        year, month, day = int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10])
+        hour, minute, second = int(stamp[11:13]), int(stamp[14:16]), int(stamp[17:19])
+    except ValueError:
+        return None
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 61):
+        return None
+    # Days from 1970-01-01 to the date (the proleptic Gregorian calendar's civil-day count).
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return days * 86400 + hour * 3600 + minute * 60 + second
 
 
 def age_days(stamp, now):

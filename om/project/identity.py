@@ -39,11 +39,12 @@ class Identity:
 
     __slots__ = ("key", "root", "kind", "roots", "known")
 
-    def __init__(self, root, roots, known=True):
+    def __init__(self, root, roots, known=True, key=None):
         self.root = root
         self.roots = tuple(sorted(roots))
         self.kind = "git" if self.roots else "folder"
-        self.key = key_of(self.roots) if self.roots else folder_key(root)
+        #: `key` given: a project known by the key a session recorded (its roots are not asked again).
+        self.key = key or (key_of(self.roots) if self.roots else folder_key(root))
         #: False when git did not answer in time: the folder stands in until it does.
         self.known = known
 

@@ -35,9 +35,7 @@ def identity_of_session(ledger, directory=None):
         identity = identify(root, SECONDS)
         if key is None or identity.key == key:
             return identity
-        recorded = Identity(root, ())
-        recorded.key = key  # the hooks' record wins: the folder was since reused for another repository
-        return recorded
+        return Identity(root, (), key=key)  # the hooks' record wins: the folder now holds another repository
     raise InputError(f"om: session {ledger.session!r} has no project recorded (its hooks record the folder it works"
                      " in); pass --project DIR")
 
@@ -153,6 +151,8 @@ def retire(identity, entry_id, reason, replacements=(), ledger=None, client=None
     if len(reason) > 1000:
         raise InputError("om: --reason exceeds 1000 characters")
     replacements = sorted(set(replacements))
+    if not _holds(identity.key):
+        raise NotFound(f"om: the project memory of {identity.key} holds no entry yet; nothing was created")
     if ledger is None:
         with _open_ledger(identity) as project:
             with project.transaction():
@@ -267,6 +267,4 @@ def _keyed(key):
     """An Identity standing for project `key` when only its key is needed (reading its ledger)."""
     from om.project.identity import Identity
 
-    identity = Identity("", ())
-    identity.key = key
-    return identity
+    return Identity("", (), key=key)

@@ -52,6 +52,7 @@ PLACEHOLDERS = {
     "ID": SESSION, "OLD": SESSION, "NEW": OTHER,
     "QUERY": "redis", "WORDS": "redis", "LITERAL": "redis",
     "DIR": ".", "PATH": ".", "DAYS": "30", "N": "5", "YYYY-MM-DD": "2026-01-01",
+    "TEXT": "outdated",
 }
 #: Blocks (file:line of the command) that cannot run offline in a throwaway HOME, and why. Each must
 #: still name an `om` command of the docs, so the list cannot go stale.

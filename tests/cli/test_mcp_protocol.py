@@ -42,6 +42,10 @@ def minimal_arguments(name):
         args["from_session"] = "earlier"
     if name == "export":
         args["format"] = "md"
+    if name == "promote":
+        args["ids"] = ["o-0000"]
+    if name == "project_retire":
+        args.update(id="o-0000", reason="wrong")
     return args
 
 

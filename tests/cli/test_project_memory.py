@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_om
+from conftest import run_om, tree_bytes
 from hook_drivers import ClaudeDriver, CodexDriver
 
 GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "init.defaultBranch=main"]
@@ -120,6 +120,7 @@ def test_two_clones_in_different_folders_and_remotes_are_one_project_and_a_folde
 def test_a_fact_promoted_in_a_codex_checkpoint_is_in_the_next_claude_code_prime_of_another_clone_with_provenance(
         clones, tmp_path, home):
     first, second = clones
+    before = {clone: tree_bytes(clone) for clone in clones}
     codex = At(tmp_path / "codex-store", first / "src", "codex-1")
     through, source = captured_session(codex, "Use SQLite for the cache; Redis was dropped for good.")
     receipt = apply(codex.store, codex.session, {"through": through, "observations": [
@@ -142,6 +143,7 @@ def test_a_fact_promoted_in_a_codex_checkpoint_is_in_the_next_claude_code_prime_
     recall = om_json("--store", claude.store, "--session", claude.session, "recall", promoted[0]["id"])
     assert recall["project"] and [s["id"] for s in recall["sources"]] == [source]
     assert "Redis was dropped for good" in recall["sources"][0]["text"]
+    assert {clone: tree_bytes(clone) for clone in clones} == before, "om wrote into a repository"
 
 
 def test_a_fact_promoted_with_the_claude_code_promote_command_reaches_the_next_codex_start(clones, tmp_path, home):

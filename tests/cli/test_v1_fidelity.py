@@ -430,8 +430,8 @@ def test_the_advertised_checkpoint_schema_and_the_cli_agree_on_every_field(store
     o1, o2 = cli("apply", input=json.dumps({"through": 1, "observations": [
         {"text": "Older.", "source_ids": [sid]}, {"text": "Newer.", "source_ids": [sid]}]})).json["observations"]
     valid = {
-        "observations": {"text": "A fact.", "importance": "high", "source_ids": [sid]},
-        "reflections": {"text": "A conclusion.", "observation_ids": [o1]},
+        "observations": {"text": "A fact.", "importance": "high", "source_ids": [sid], "promote": False},
+        "reflections": {"text": "A conclusion.", "observation_ids": [o1], "promote": False},
         "retire": {"id": o1, "reason": "Superseded.", "replacement_ids": [o2]},
     }
     for kind, item in valid.items():

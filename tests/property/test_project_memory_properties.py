@@ -53,6 +53,11 @@ def test_the_project_block_never_exceeds_its_budget_whatever_the_entries(items, 
         assert not listed or limit < len(reserve.encode("utf-8"))
 
 
+@given(st.integers(0, 4 * 10**9))
+def test_a_ledger_timestamp_reads_back_as_the_second_it_names(second):
+    assert block.seconds_of(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))) == second
+
+
 def _git_repo(path):
     subprocess.run(["git", "init", "-q", str(path)], check=True)
     subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "r"],
