@@ -13,7 +13,6 @@ Invariants:
 from om import ids
 from om.errors import Conflict, InputError, NotFound
 from om.jsonio import dumps, loads
-from om.ledger import now
 from om.ledger.recall import entry_by_id, extend_view_order, shown, source_row
 from om.schema import SAME_APPLY
 
@@ -103,7 +102,7 @@ def apply(ledger, checkpoint):
             receipt["retired"].append(old["id"])
         extend_view_order(ledger)
         ledger.meta_set("cursor", through)
-        ledger.meta_set("last_checkpoint_at", now())
+        ledger.meta_set("last_checkpoint_at", ledger.now())
     return receipt
 
 def _insert_entry(ledger, entry_id, kind, timestamp, importance, text, support):
