@@ -314,7 +314,7 @@ def _add_sessions(p):
 
 
 def _run_sessions(args):
-    from om.sessions import catalogue
+    from om.sessions import listing, removal
 
     if args.prune:
         return _prune(args)
@@ -323,13 +323,13 @@ def _run_sessions(args):
     if args.remove is None:
         if args.yes:
             raise UsageError("om: sessions: -y goes with --remove ID or --prune")
-        text, skipped = catalogue.listing_text(_store_path(args), args.project, args.json, progress=sys.stderr)
+        text, skipped = listing.listing_text(_store_path(args), args.project, args.json, progress=sys.stderr)
         return Reply(text, notice=_skipped({"skipped": skipped}))
     if args.project is not None or args.json:
         raise UsageError("om: sessions --remove takes no --project or --json")
-    store, directory, what = catalogue.describe(_store_path(args), args.remove)
+    store, directory, what = removal.describe(_store_path(args), args.remove)
     _confirm(f"om: remove {what} from {store} for good?", args.yes, "removing a session")
-    return _json(catalogue.remove_session(store, directory, args.remove))
+    return _json(removal.remove_session(store, directory, args.remove))
 
 
 def _confirm(question, yes, what):
@@ -339,23 +339,23 @@ def _confirm(question, yes, what):
 
 
 def _prune(args):
-    from om.sessions import catalogue
+    from om.sessions import catalogue, removal
 
     if args.remove is not None or args.json:
         raise UsageError("om: sessions --prune takes no --remove or --json")
     if args.inactive_for is None:
         raise UsageError("om: sessions --prune needs --inactive-for DAYS")
-    store, cutoff, rows, skipped = catalogue.inactive(_store_path(args), args.inactive_for, args.project)
+    store, cutoff, rows, skipped = removal.inactive(_store_path(args), args.inactive_for, args.project)
     notice = _skipped({"skipped": skipped})
     if not args.dry_run:
-        catalogue.sweep_removed(store)  # what a killed removal left: each was one rename, so cleanup only
+        removal.sweep_removed(store)  # what a killed removal left: each was one rename, so cleanup only
     if args.dry_run or not rows:
         return _json({"store": store, "before": cutoff, "dry_run": args.dry_run, "pruned": rows, "in_use": [],
                       "active": [], "skipped": skipped}, notice=notice)
     names = ", ".join(catalogue.printable(row["session"]) for row in rows[:5]) + (", ..." if len(rows) > 5 else "")
     _confirm(f"om: remove {len(rows)} session(s) inactive since before {cutoff} ({names}) from {store} for good?",
              args.yes, "pruning sessions")
-    report = catalogue.prune(store, rows, cutoff)
+    report = removal.prune(store, rows, cutoff)
     notice += [f"om: kept {session}: in use by another process" for session in report["in_use"]]
     return _json(dict(report, dry_run=False, skipped=skipped), notice=notice)
 
