@@ -99,8 +99,11 @@ def _switch_off(parts):
     if "exact" in parts:
         search.EXACT = 0.0
     if "stop-words" in parts:
-        search.STOP_WORDS = EARLIER_STOP_WORDS
-        search.SINGLE_LETTERS = False
+        from om import query
+
+        # The query's terms (om.query) and the expansion's words (om.search) both.
+        query.STOP_WORDS = search.STOP_WORDS = EARLIER_STOP_WORDS
+        query.SINGLE_LETTERS = False
     if "stems" in parts:
         search.ix.stem_of = lambda word: word
 

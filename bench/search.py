@@ -182,10 +182,10 @@ def main():
         def hook_in_process(store_dir):
             import io
 
-            from om.codex.hook import run_hook
+            from om.adapter import run_client_hook
 
             t = time.perf_counter()
-            run_hook(store_dir, io.BytesIO(json.dumps(post_tool_use()).encode()), sys.stderr)
+            run_client_hook("codex", io.BytesIO(json.dumps(post_tool_use()).encode()), sys.stderr, store_dir)
             return time.perf_counter() - t
 
         def capture_in_process(store_dir):

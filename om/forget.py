@@ -286,7 +286,8 @@ def _store_files(store, needles, all_sessions, scanned):
     forget could not rewrite is reported here); without, they are out of scope.
     """
     from om.adapter import LOG_NAME
-    from om.sessions.catalogue import DIR_PREFIX, sweep_removed
+    from om.sessions.catalogue import DIR_PREFIX
+    from om.sessions.removal import sweep_removed
     from om.store import sweep_staging
 
     sweep_removed(store)

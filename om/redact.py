@@ -47,40 +47,15 @@ whitespace as above):
 6. ``Authorization:`` / ``Authorization=`` values (``Proxy-Authorization``
    too): a known scheme word (Basic, Token, Digest, ...) is kept and the
    credential after it redacted; an unknown leading word is kept only when the
-   credential after it passes the value heuristic below, otherwise the first
-   word itself is judged as the credential.
+   credential after it looks like a secret, otherwise the first word itself is
+   judged as the credential.
 7. Assignments ``NAME=value``, ``NAME: value``, ``"name": "value"``,
    ``name => 'value'``, ``NAME := value`` (shell, env files, YAML, JSON, code,
-   HTTP headers, query strings) whose NAME is secret-like: split into words
-   (``_ - .`` and camelCase), a word is ``secret``, ``token``, ``password``,
-   ``passwd``, ``passphrase``, ``pass``, ``pwd``, ``credential(s)`` or ends in
-   one of ``password/passwd/passphrase/secret/token/apikey/accesskey/
-   privatekey/secretkey`` (``PGPASSWORD``, ``authToken``), or two adjacent
-   words are ``api|access|private|secret|session|signing|encryption|master|
-   account`` + ``key``. Names whose last word describes rather than holds the
-   secret (``token_count``, ``secret_name``, ``password_policy``,
-   ``AWS_ACCESS_KEY_ID``, ``private_key_path``...) or that start with
-   ``max``/``min``/``num`` are left alone. Only the value is replaced.
+   HTTP headers, query strings) whose NAME is secret-like and whose value
+   looks like a secret. Only the value is replaced.
 
-Value heuristic (rules 6 and 7) - a value is treated as a secret when ALL hold:
-
-* it is not a reference or placeholder: not starting with ``$`` (``$VAR``,
-  ``${VAR}``, ``${{ secrets.X }}``), not ``%VAR%``, no ``{{``/``{%``, not
-  ``<...>``, no ``(`` (a call such as ``getenv("X")``), not ``os.environ…``/
-  ``process.env…``, not a dotted identifier path without digits
-  (``self.token``, ``settings.SECRET_KEY``), not a path (``/``, ``./``, ``~/``), not a URL,
-  not one repeated character (``********``, ``xxxxxxxx``), not already
-  redacted;
-* it is at least 8 characters long and contains no whitespace (a quoted value
-  with spaces is prose, not a credential);
-* it is not a placeholder word (``required``, ``string``, ``example``,
-  ``changeme``, ``null``, ``true``...) and does not contain ``your``,
-  ``example``, ``placeholder``, ``xxxx``, ``changeme``, ``dummy``, ``redacted``;
-* it has a digit, or a symbol other than ``_ - .``, or is 32+ characters
-  long, or is 16+ characters mixing both cases with an uppercase run of two or
-  more (base64 rather than camelCase). So ``hunter2hunter2``, ``P@ssw0rd!``
-  and ``MIIEvQIBADANBgkq`` are redacted; ``production``, ``prod-db-secret``,
-  ``getAccessTokenValue`` and ``config.api_key`` are not.
+Which names are secret-like and which values look like secrets (rules 5 to 7)
+is judged by om.credentials, imported with the patterns.
 
 Private spans (``strip_private``, om's extension to v1, applied to user prompts
 only, before redaction): each ``<private>…</private>`` span, tags included and
@@ -91,9 +66,9 @@ cut in two (a prompt trimmed to the capture limit) never leaks its other half.
 Text without a ``<`` costs one substring search.
 
 Cost: v1's rules are a few substring searches on text without their trigger
-words. For the additional rules, ``re`` is imported and the patterns compiled
-only when a plain substring precheck (``_triggered``) finds a trigger for
-some rule; it never skips a rule that would match (a property test compares it
+words. For the additional rules, ``re`` and om.credentials are imported and the
+patterns compiled only when a plain substring precheck (``_triggered``) finds a
+trigger for some rule; it never skips a rule that would match (a property test compares it
 with running every rule). Hooks import this module on every event, so this
 matters.
 """
@@ -452,188 +427,13 @@ def _rules():
     if _compiled is None:
         import re
 
+        from om import credentials
+
         replacers = {
             None: None,
-            "url": _replace_url,
-            "authorization": _replace_authorization,
-            "assignment": _replace_assignment,
+            "url": credentials.replace_url,
+            "authorization": credentials.replace_authorization,
+            "assignment": credentials.replace_assignment,
         }
         _compiled = [(name, re.compile(source, re.ASCII), replacers[kind]) for name, source, kind in _RULES]
     return _compiled
-
-
-def _group(match, text, group):
-    start = match.start(group)
-    return None if start < 0 else text[start:match.end(group)]
-
-
-def _replace_url(match, text):
-    return None if _is_reference(_group(match, text, 3)) else 3
-
-
-_AUTH_SCHEMES = frozenset((
-    "basic", "bearer", "token", "digest", "negotiate", "ntlm", "hawk", "apikey",
-    "api-key", "key", "sso-key", "aws4-hmac-sha256", "dpop", "gnap", "mac",
-    "oauth", "jwt", "splunk", "ghtoken", "otoken", "session",
-))
-
-
-def _replace_authorization(match, text):
-    scheme, credential = _group(match, text, 2), _group(match, text, 3)
-    if scheme is not None:
-        if _is_reference(credential):
-            return None
-        if scheme.lower() in _AUTH_SCHEMES or looks_like_secret(credential):
-            return 3
-        return 2 if looks_like_secret(scheme) else None
-    return 3 if looks_like_secret(credential) else None
-
-
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_NAME_HEAD_MAX = 64
-
-
-def _replace_assignment(match, text):
-    # The value test is cheaper and fails far more often, so it goes first.
-    group = 2 if match.start(2) >= 0 else 3 if match.start(3) >= 0 else 4
-    if match.end(group) - match.start(group) < 8:
-        return None
-    if not looks_like_secret(text[match.start(group):match.end(group)]):
-        return None
-    start = match.start()
-    head = start
-    while head > 0 and text[head - 1] in _NAME_CHARS:
-        head -= 1
-        if start - head > _NAME_HEAD_MAX:
-            return None
-    return group if is_secret_name(text[head:match.end(1)]) else None
-
-
-_NAME_WORDS = frozenset((
-    "secret", "token", "password", "passwd", "passphrase", "pass", "pwd",
-    "credential", "credentials",
-))
-_NAME_ENDINGS = (
-    "password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey",
-    "privatekey", "secretkey",
-)
-_KEY_QUALIFIERS = frozenset((
-    "api", "access", "private", "secret", "session", "signing", "encryption",
-    "master", "account",
-))
-# Last words that make the name describe a secret rather than hold one.
-_DESCRIPTIVE_TAILS = frozenset((
-    "count", "counts", "limit", "limits", "type", "types", "name", "names", "url",
-    "uri", "endpoint", "path", "file", "dir", "env", "var", "length", "len",
-    "size", "ttl", "expiry", "expires", "expiration", "in", "at", "policy",
-    "header", "field", "param", "kind", "mode", "format", "prefix", "suffix",
-    "used", "usage", "budget", "id", "ids", "version", "enabled", "required",
-    "min", "max", "hint", "label", "rotation", "location", "source", "ref",
-))
-_DESCRIPTIVE_HEADS = frozenset(("max", "min", "num", "total"))
-
-
-def _name_words(name):
-    """``DB_password``, ``dbPassword``, ``DB-PASSWORD`` -> ``["db", "password"]``."""
-    return [w.lower() for w in _name_word_pattern().findall(name)]
-
-
-_word_pattern = None
-
-
-def _name_word_pattern():
-    global _word_pattern
-    if _word_pattern is None:
-        import re
-
-        _word_pattern = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", re.ASCII)
-    return _word_pattern
-
-
-def is_secret_name(name):
-    """Whether an assignment target names a secret (see the module docstring)."""
-    words = _name_words(name)
-    if not words or words[-1] in _DESCRIPTIVE_TAILS or words[0] in _DESCRIPTIVE_HEADS:
-        return False
-    for i, word in enumerate(words):
-        if word in _NAME_WORDS or word.endswith(_NAME_ENDINGS):
-            return True
-        if word == "key" and i > 0 and words[i - 1] in _KEY_QUALIFIERS:
-            return True
-    return False
-
-
-_PLACEHOLDER_WORDS = frozenset((
-    "required", "optional", "string", "str", "example", "placeholder", "changeme",
-    "null", "none", "nil", "undefined", "true", "false", "secret", "password",
-    "token", "default", "redacted", "hidden", "masked", "unknown", "unset",
-    "notset", "empty", "todo", "tbd", "replaceme", "sample",
-))
-_PLACEHOLDER_PARTS = ("your", "example", "placeholder", "xxxx", "changeme", "dummy", "redacted")
-_REFERENCE_PREFIXES = ("os.environ", "os.getenv", "process.env", "import.meta.env", "env.", "ENV[")
-_SYMBOLS_OF_WORDS = "_-."
-
-
-def _is_reference(value):
-    """References, placeholders and already-redacted values, which are kept."""
-    if not value:
-        return True
-    if value[0] == "$" or "{{" in value or "{%" in value or "(" in value:
-        return True
-    if len(value) >= 2 and (value[0], value[-1]) in (("%", "%"), ("<", ">")):
-        return True
-    if MARKER in value or value.startswith(_REFERENCE_PREFIXES):
-        return True
-    if value.count(value[0]) == len(value):
-        return True
-    return False
-
-
-def looks_like_secret(value):
-    """The value heuristic of the module docstring."""
-    if _is_reference(value) or len(value) < 8:
-        return False
-    if any(c.isspace() for c in value):
-        return False
-    lower = value.lower()
-    if lower.strip(_SYMBOLS_OF_WORDS).replace("-", "").replace("_", "") in _PLACEHOLDER_WORDS:
-        return False
-    if any(part in lower for part in _PLACEHOLDER_PARTS):
-        return False
-    if value.startswith(("/", "./", "../", "~/")) or "://" in value:
-        return False
-    if _is_dotted_identifier(value):
-        return False
-    if any(c.isdigit() for c in value):
-        return True
-    if any(not c.isalnum() and c not in _SYMBOLS_OF_WORDS for c in value):
-        return True
-    if len(value) >= 32:
-        return True
-    return len(value) >= 16 and _is_mixed_case_blob(value)
-
-
-def _is_mixed_case_blob(value):
-    """Both cases, with an uppercase run of 2+ letters: base64, not camelCase."""
-    if value.lower() == value or value.upper() == value:
-        return False
-    run = 0
-    for c in value:
-        run = run + 1 if c.isupper() else 0
-        if run >= 2:
-            return True
-    return False
-
-
-def _is_dotted_identifier(value):
-    if any(c.isdigit() for c in value):
-        return False
-    parts = value.split(".")
-    if len(parts) < 2:
-        return False
-    for part in parts:
-        if not part or not (part[0].isalpha() or part[0] == "_"):
-            return False
-        if not all(c.isascii() and (c.isalnum() or c == "_") for c in part):
-            return False
-    return True

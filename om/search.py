@@ -1,11 +1,8 @@
 """Full-text search over a session's memory and evidence.
 
 Invariants:
-- A query is always plain words: it is tokenized here and every term is sent
-  to FTS5 as a quoted string, so no query text can be FTS syntax or fail to
-  parse. Stop words and single letters are dropped unless the query holds
-  nothing else, then they are the terms; only a query without any word is an
-  InputError.
+- A query is always plain words, made terms by om.query, each sent to FTS5 as
+  a quoted string, so no query text can be FTS syntax or fail to parse.
 - Search never fails because of its index: a missing, damaged or stale index
   is rebuilt (om.derived.fts); when it cannot be written (read-only store) the
   rows it does not cover are scanned; without FTS5 everything is scanned. All
@@ -50,23 +47,23 @@ Invariants:
   Ties go to the memory (then to the newer row).
 - A weak first pass is followed by feedback (om.feedback), whose results come
   after every first-pass result.
+- Each result's snippet is cut from its text by om.snippets.
 """
 
 import itertools
 import math
-import re
-import unicodedata
 
 from om.derived import fts as ix
-from om.derived.fts import WORD_PATTERN, fold
+from om.derived.fts import fold
 from om.errors import InputError
 from om.jsonio import loads
+from om.query import STOP_WORDS, Query
+from om.snippets import snippet
 from om.sqlite import load
 
 sqlite3 = load()
 
 MAX_LIMIT = 100
-SNIPPET_CHARS = 160
 K1, B = 1.2, 0.75
 #: Weight of the better neighbouring source's bm25 in a source's relevance.
 NEIGHBOUR = 0.3
@@ -74,106 +71,8 @@ NEIGHBOUR = 0.3
 EXACT = 0.3
 #: A term's matches are walked rather than looked up one by one when it has at most this many per document asked about.
 WALK = 8
-#: Whether single letters (the `s` of `Melanie's`) are dropped like stop words.
-SINGLE_LETTERS = True
 #: Most combinations of near stop words tried for partial matches (each is one cheap query).
 COMBINATIONS = 16
-
-STOP_WORDS = frozenset(
-    """a about all also am an and another any anything are as at be because been before being below
-    between both but by can could did do does doing each else ever every few for from further get gets
-    got had has have having he her here hers herself him himself his how i if in into is it its itself
-    just kind kinds like likely many me more most much must my myself no nor not now of off on once one
-    ones only or other ought our ourselves out over own same she should so some something sort such than
-    that the their them themselves then there these they thing things this those to too type under until
-    up very was way ways we were what when where which while who whom whose why will with would you your
-    yours yourself yourselves""".split()
-)
-
-CJK_RUN = re.compile(ix.CJK_CLASS + "+")
-WORD = ix.pattern(WORD_PATTERN)
-
-
-class Query:
-    """A natural-language query as terms: folded, stop words dropped (unless all are), CJK as bigrams.
-
-    Each term is (key, stem, is_cjk); its FTS5 expression matches the stem in
-    the `stems` column (and the key as a prefix in `text`, for the last term),
-    its exact expression the key itself in `text`.
-    """
-
-    def __init__(self, text, prefix=True):
-        if not isinstance(text, str):
-            raise InputError("om: search needs a query")
-        self.text = text
-        words = []  # (folded word, is_cjk) in order, stop words included
-        for match in WORD.finditer(unicodedata.normalize("NFC", text)):
-            raw = match.group()
-            pos = 0
-            for run in CJK_RUN.finditer(raw):
-                if run.start() > pos:
-                    words.append((fold(raw[pos : run.start()]), False))
-                words.append((run.group(), True))
-                pos = run.end()
-            if pos < len(raw):
-                words.append((fold(raw[pos:]), False))
-        terms = []  # (key, is_cjk)
-        for word, cjk in words:
-            if cjk:
-                grams = [word] if len(word) <= 2 else [word[i : i + 2] for i in range(len(word) - 1)]
-                terms.extend((g, True) for g in grams)
-            elif word not in STOP_WORDS and not (SINGLE_LETTERS and len(word) == 1 and word.isalpha()):
-                terms.append((word, False))
-        if not terms:
-            # Every word is a common one ("the", "a AND"): a user's query is still
-            # valid input, so search for those words themselves.
-            terms = [(word, False) for word, _ in words]
-        seen, self.terms = set(), []
-        for key, cjk in terms:
-            stem = key if cjk else ix.stem_of(key)
-            if stem not in seen:
-                seen.add(stem)
-                self.terms.append((key, stem, cjk))
-        if not self.terms:
-            raise InputError("om: search query has no words (only punctuation or symbols)")
-        last, _, last_cjk = self.terms[-1]
-        # Prefix-match the last term: people type queries the way they type prompts
-        # (an expansion's words are whole words, om.feedback).
-        self.prefix = prefix and not last_cjk and len(last) >= 2
-        self.words = words
-        # phrases[i]: the (column, folded tokens, is prefix) whose matches make term i match.
-        self.phrases = []
-        for i, (key, stem, _cjk) in enumerate(self.terms):
-            tokens = _tokens_of_folded(stem)
-            own = [("stems", tokens, False)]
-            if i == len(self.terms) - 1 and self.prefix:
-                own.append(("text", [key], True))
-            self.phrases.append(own)
-        self.exprs = [_any(own) for own in self.phrases]
-        self.and_expr = " AND ".join(self.exprs)
-        self.or_expr = " OR ".join(self.exprs)
-        self.exact = [("text", _tokens_of_folded(key), i == len(self.terms) - 1 and self.prefix)
-                      for i, (key, _, _) in enumerate(self.terms)]
-        self.exact_exprs = [_phrase(*p) for p in self.exact]
-        self.phrase_expr = None
-        # Folded token sequences used by the scan path and by snippets.
-        self.phrase_tokens = [t for w, _ in words for t in _tokens_of_folded(w)]
-        self.phrase_prefix = self.prefix and not words[-1][1] and words[-1][0] == last
-        if len(words) > 1:
-            self.phrase_expr = _phrase("text", self.phrase_tokens, self.phrase_prefix)
-
-
-def _phrase(column, tokens, prefix):
-    return f'{column} : "' + " ".join(tokens).replace('"', '""') + '"' + ("*" if prefix else "")
-
-
-def _any(phrases):
-    exprs = [_phrase(*p) for p in phrases]
-    return exprs[0] if len(exprs) == 1 else "(" + " OR ".join(exprs) + ")"
-
-
-def _tokens_of_folded(folded):
-    return WORD.findall(ix.spread_cjk(folded))
 
 
 def search(ledger, query, sources=False, retired=False, limit=10, snippets=True, feedback=True, prefix=True):
@@ -558,78 +457,3 @@ def _materialize(conn, rowid, score):
         "score": round(score, 4),
         "snippet": loads(body).get("text") or "",
     }
-
-
-def snippet(text, q, width=SNIPPET_CHARS):
-    """A short window of the text around the most query terms, matches marked [like this]."""
-    text = unicodedata.normalize("NFC", text)
-    spans = _match_spans(text, q)
-    if not spans:
-        window = (0, min(len(text), width))
-    else:
-        best, best_key = spans[0][0], None
-        for start, _, _ in spans:
-            inside = {t for s, e, t in spans if start <= s and e <= start + width}
-            key = (len(inside), -start)
-            if best_key is None or key > best_key:
-                best, best_key = start, key
-        a = max(0, best - width // 4)
-        window = (_word_start(text, a, best), _word_end(text, min(len(text), a + width)))
-    a, b = window
-    out, pos = [], a
-    for s, e, _ in spans:
-        if s < a or e > b or s < pos:
-            continue
-        out.append(text[pos:s])
-        out.append("[" + text[s:e] + "]")
-        pos = e
-    out.append(text[pos:b])
-    body = " ".join("".join(out).split())
-    return ("…" if a > 0 else "") + body + ("…" if b < len(text) else "")
-
-
-def _word_start(text, a, limit):
-    """Move a window start forward past a cut word (never past the first match)."""
-    if a == 0 or text[a - 1].isspace():
-        return a
-    space = text.find(" ", a, limit)
-    return space + 1 if space >= 0 else a
-
-
-def _word_end(text, b):
-    if b >= len(text) or text[b].isspace():
-        return b
-    space = text.rfind(" ", b - 24, b)
-    return space if space > 0 else b
-
-
-
-def _match_spans(text, q):
-    """(start, end, term index) of every match of a query term in the text, in order.
-
-    A word matches a term by its exact form, by its stem, or (last term) as a prefix.
-    """
-    spans = []
-    last = len(q.terms) - 1
-    plain = {key: i for i, (key, _, cjk) in enumerate(q.terms) if not cjk}
-    stems = {stem: i for i, (_, stem, cjk) in enumerate(q.terms) if not cjk}
-    for m in WORD.finditer(text):
-        token = m.group()
-        if CJK_RUN.search(token):
-            continue
-        folded = fold(token)
-        i = plain.get(folded)
-        if i is None:
-            i = stems.get(ix.stem_of(folded))
-        if i is None and q.prefix and folded.startswith(q.terms[last][0]):
-            i = last
-        if i is not None:
-            spans.append((m.start(), m.end(), i))
-    for i, (key, _, cjk) in enumerate(q.terms):
-        if cjk:
-            start = text.find(key)
-            while start >= 0:
-                spans.append((start, start + len(key), i))
-                start = text.find(key, start + len(key))
-    spans.sort()
-    return spans

@@ -1,13 +1,15 @@
 """What every client adapter shares: one event in, the same core operations, fail open.
 
-A client adapter (om.codex, om.claude) is a `Profile` plus the table of the events
-it handles, run by `run_hook`; both are here, and so is `client_hook`, the one
-place that maps a `--client` name to its adapter module, and `run_client_hook`,
-which finds the event's store (for om.cli and om.commands). The rest lives in this package, once:
+A client adapter (om.codex.hook, om.claude.hook) is a `Profile` (om.adapter.operations)
+plus the table of the events it handles, and imports nothing of this module. Here are
+`client_hook`, the one place that maps a `--client` name to its adapter module,
+`run_client_hook`, which finds the event's store and runs the event through the
+adapter (for om.cli and om.commands), and `run_hook`, the fail-open runner. The rest
+lives in this package, once:
 
-- operations: SessionStart, UserPromptSubmit, PostToolUse and Stop mapped onto
-  the ledger (capture, pause/resume, self-capture suppression, reminders), with the
-  two policies they apply: the `[om:pause]` / `[om:resume]` prefixes and recognition
+- operations: the `Profile` every client gives, and SessionStart, UserPromptSubmit,
+  PostToolUse and Stop mapped onto the ledger (capture, pause/resume, self-capture
+  suppression, reminders), with the two policies they apply: the `[om:pause]` / `[om:resume]` prefixes and recognition
   of om's own continuation text, and when a checkpoint is due (OM_CHECKPOINT_BYTES /
   OM_CHECKPOINT_TURNS);
 - selfcapture: recognise the agent's own ledger calls among its shell commands
@@ -33,9 +35,8 @@ Invariants of `run_hook`:
   client's profile and the ledger core with the few modules it needs: each
   module costs a hook event about 0.1 ms to load.
 
-Invariant of `Profile`: it holds no state and reads nothing but the event it is
-given; the shared operations never branch on a client's name, only on what the
-profile says. Adding a client means adding a profile and an event table.
+Adding a client means adding a profile and an event table, and naming its module
+in `client_hook`.
 """
 
 import time
@@ -46,41 +47,8 @@ from om.fastpath import join, posix  # not os: see om.fastpath
 LOG_NAME = "hook-errors.log"
 
 
-class Profile:
-    """How one client names things and how it wants to be answered.
-
-    name              the `--client` value, also the receipts' client
-    turn_field        payload field naming the current turn (Codex `turn_id`,
-                      Claude Code `prompt_id`: one per user prompt, the same on
-                      the turn's tool and Stop events)
-    state_prefix      prefix of the adapter's own meta keys (`codex_`, `claude_`)
-    shell_tools       tool names whose `tool_input` carries a shell command
-    own_mcp_prefixes  tool-name prefixes of om's own MCP tools in this client
-    mcp_note          why the MCP tools are preferred with this client
-    """
-
-    def __init__(self, name, turn_field, state_prefix, shell_tools, own_mcp_prefixes, mcp_note):
-        self.name = name
-        self.turn_field = turn_field
-        self.state_prefix = state_prefix
-        self.shell_tools = shell_tools
-        self.own_mcp_prefixes = own_mcp_prefixes
-        self.mcp_note = mcp_note
-
-    def turn(self, event):
-        value = event.get(self.turn_field)
-        return value if isinstance(value, str) else ""
-
-    def continuation(self, reason):
-        """The Stop output that continues the turn once with `reason`."""
-        raise NotImplementedError
-
-    def is_own_mcp_tool(self, tool):
-        return isinstance(tool, str) and tool.startswith(self.own_mcp_prefixes)
-
-
 def client_hook(client):
-    """The adapter module of one of om.CLIENTS (om.codex.hook, om.claude.hook), each with a `run_hook`."""
+    """The adapter module of one of om.CLIENTS (om.codex.hook, om.claude.hook): its `PROFILE` and `HANDLERS`."""
     if client == "claude":
         from om.claude import hook as claude
 
@@ -101,7 +69,8 @@ def run_client_hook(client, stdin, stderr, store=None, plugin_data=None):
             store = open_client_store(client, plugin_data)
         except OmError as e:  # the event fails open with it, its receipt and log in the data folder
             store, problem = plugin_data, e
-    return client_hook(client).run_hook(store, stdin, stderr, problem)
+    adapter = client_hook(client)
+    return run_hook(store, stdin, stderr, adapter.PROFILE, adapter.HANDLERS, problem)
 
 
 def run_hook(store, stdin, stderr, profile, handlers, problem=None):

@@ -4,7 +4,7 @@ Invariants: no text here ever embeds memory content (the agent loads memory as
 tool output by running `prime`); every text carries the exact ledger command;
 the continuation text contains no `&`, `<` or `>` (Codex XML-escapes its Stop
 reason), so stdin is described in words. Wording that differs by client comes
-from the client's profile (om.adapter.Profile), never from a branch on its name.
+from the client's profile (om.adapter.operations.Profile), never from a branch on its name.
 """
 
 SKILL = "om:observational-memory"

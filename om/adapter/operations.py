@@ -1,4 +1,4 @@
-"""The core operations every client's hook events map onto.
+"""The core operations every client's hook events map onto, and the `Profile` they know a client by.
 
 Invariants:
 - Capture keys come from the payload's own ids: a user prompt by the turn id the
@@ -47,11 +47,48 @@ Cadence, the one policy of every client for when a checkpoint is due (`is_due`):
   after a continuation), as the highest source seq at that moment; at most
   MAX_TURN_ENDS are kept, and ends already covered by the cursor are dropped.
 - The policy only decides; `stop` owns the transaction and the once-per-turn bookkeeping.
+
+Invariant of `Profile`: it holds no state and reads nothing but the event it is
+given; the operations never branch on a client's name, only on what the
+profile says.
 """
 
 from om.fastpath import getenv  # os.environ.get without loading os
 
 MAX_TEXT = 1_000_000
+
+
+class Profile:
+    """How one client names things and how it wants to be answered.
+
+    name              the `--client` value, also the receipts' client
+    turn_field        payload field naming the current turn (Codex `turn_id`,
+                      Claude Code `prompt_id`: one per user prompt, the same on
+                      the turn's tool and Stop events)
+    state_prefix      prefix of the adapter's own meta keys (`codex_`, `claude_`)
+    shell_tools       tool names whose `tool_input` carries a shell command
+    own_mcp_prefixes  tool-name prefixes of om's own MCP tools in this client
+    mcp_note          why the MCP tools are preferred with this client
+    """
+
+    def __init__(self, name, turn_field, state_prefix, shell_tools, own_mcp_prefixes, mcp_note):
+        self.name = name
+        self.turn_field = turn_field
+        self.state_prefix = state_prefix
+        self.shell_tools = shell_tools
+        self.own_mcp_prefixes = own_mcp_prefixes
+        self.mcp_note = mcp_note
+
+    def turn(self, event):
+        value = event.get(self.turn_field)
+        return value if isinstance(value, str) else ""
+
+    def continuation(self, reason):
+        """The Stop output that continues the turn once with `reason`."""
+        raise NotImplementedError
+
+    def is_own_mcp_tool(self, tool):
+        return isinstance(tool, str) and tool.startswith(self.own_mcp_prefixes)
 
 
 def _session(event):

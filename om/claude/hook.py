@@ -28,11 +28,10 @@ and the cadence are shared with every client (om.adapter). Facts this rests on
   own state in keys prefixed `claude_`.
 """
 
-from om import adapter
 from om.adapter import operations
 
 
-class _Claude(adapter.Profile):
+class _Claude(operations.Profile):
     def continuation(self, reason):
         return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
 
@@ -49,11 +48,6 @@ PROFILE = _Claude(
     own_mcp_prefixes=OWN_MCP_TOOLS,
     mcp_note="They write the store even when Claude Code's sandbox keeps the shell from writing it.",
 )
-
-
-def run_hook(store, stdin, stderr, problem=None):
-    """Handle one Claude Code event read from the binary stream `stdin`; return what to print."""
-    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS, problem)
 
 
 HANDLERS = {

@@ -13,11 +13,10 @@ cadence are shared with every client (om.adapter). Invariants of this client:
   `notified_cursor`) with v1's meaning, plus keys prefixed `codex_`.
 """
 
-from om import adapter
 from om.adapter import operations
 
 
-class _Codex(adapter.Profile):
+class _Codex(operations.Profile):
     def continuation(self, reason):
         return {"decision": "block", "reason": reason}
 
@@ -33,11 +32,6 @@ PROFILE = _Codex(
     own_mcp_prefixes=(OWN_MCP_TOOLS,),
     mcp_note="Codex runs them outside the sandbox, so they work where the shell cannot write the store.",
 )
-
-
-def run_hook(store, stdin, stderr, problem=None):
-    """Handle one Codex event read from the binary stream `stdin`; return what to print."""
-    return adapter.run_hook(store, stdin, stderr, PROFILE, HANDLERS, problem)
 
 
 def interrupt(profile, store, event):

@@ -14,6 +14,8 @@ Invariants:
 - One rewrite rule (`covered`): a table covers its v1 table up to its newest
   row while that row's seq still names the same id there. Anything else
   means the v1 table was rewritten (an import) and the table is rebuilt.
+  A command that rewrites rows in place (forget, import) drops every table
+  in its own transaction (`Ledger.rows_rewritten`, which names them).
 """
 
 
@@ -39,10 +41,3 @@ def names(conn, v1_table, seq, row_id):
     row = conn.execute(f"SELECT id FROM {v1_table} WHERE seq = ?", (seq,)).fetchone()
     return row is not None and row[0] == row_id
 
-
-def invalidate_all(conn):
-    """Drop every derived table (inside the write transaction that rewrites a v1 table)."""
-    from om.derived import fts, sizes, view_order
-
-    for table in (sizes, view_order, fts):
-        table.invalidate(conn)

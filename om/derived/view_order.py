@@ -34,7 +34,7 @@ def is_current(conn):
 
 def catch_up(conn):
     """Add rows for entries above the table's highest seq (inside a write transaction)."""
-    from om.ledger.recall import entry_fields
+    from om.ledger.bodies import entry_fields
     from om.viewline import line_size, sort_key
 
     conn.execute(

@@ -35,23 +35,12 @@ import os
 
 from om.errors import InputError, NotFound, OmError
 from om.ingest import lines, transcripts
+from om.ingest.transcripts import reader_of
 
 #: The format of a marker's value; a new format (or new mapping rules) makes every transcript read again.
 MARKER_FORMAT = "1"
 MARKER_PREFIX = "om_ingest:"
 _TAIL_BYTES = 4096
-
-
-def reader_of(client):
-    if client == "codex":
-        from om.ingest import codex
-
-        return codex
-    if client == "claude":
-        from om.ingest import claude
-
-        return claude
-    raise InputError(f"om: ingest knows no client {str(client)[:40]!r} (codex or claude)")
 
 
 def profile_of(client):

@@ -1,4 +1,4 @@
-"""Where each client keeps its transcripts, and which of them one ingest reads.
+"""Where each client keeps its transcripts, which of them one ingest reads, and the reader of each client's.
 
 Invariants:
 - A client's transcript home is `$CODEX_HOME/sessions` (else the CODEX_HOME
@@ -20,6 +20,19 @@ from om.errors import InputError, NotFound
 
 #: The folder of a client's home its transcripts are written to.
 FOLDERS = {"codex": "sessions", "claude": "projects"}
+
+
+def reader_of(client):
+    """The module that reads `client`'s transcripts (om.ingest.codex, om.ingest.claude)."""
+    if client == "codex":
+        from om.ingest import codex
+
+        return codex
+    if client == "claude":
+        from om.ingest import claude
+
+        return claude
+    raise InputError(f"om: ingest knows no client {str(client)[:40]!r} (codex or claude)")
 
 
 def home(client, store=None, client_home=None):
@@ -117,8 +130,6 @@ def of_session(store, session):
 
     For the MCP tool, which ingests only the calling session's own transcript.
     """
-    from om.ingest import reader_of
-
     looked = []
     for client in CLIENT_ORDER:
         top = home(client, store)

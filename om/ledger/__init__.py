@@ -1,9 +1,11 @@
 """The v1 ledger: one SQLite database per session, and all SQL on its v1 tables.
 
 The ledger layer is this package (this core, which every event needs, and
-`files`, `recall` and `checkpoint`, which only their commands load), om.sqlite
-(loading SQLite, connecting, transactions) and om.derived (the derived tables,
-one module each); nothing else in om talks to SQLite.
+`files`, `recall`, `checkpoint`, `forget` and `bodies`, which only their commands
+load), om.sqlite (loading SQLite, connecting, transactions) and om.derived (the
+derived tables, one module each); nothing else in om talks to SQLite. The modules
+of the package import nothing of this core: they are given the ledger (or its
+class) and reach the core through it.
 
 Invariants:
 - The three v1 tables (meta, sources, entries) keep the exact schema, row
@@ -38,7 +40,7 @@ sqlite3 = _load_sqlite()
 
 from om import ids
 from om.errors import Conflict, NotFound, StoreError
-from om.jsonio import dumps, loads
+from om.jsonio import dumps
 from om.store import (
     canonical_store,
     database_path,
@@ -77,6 +79,9 @@ def now():
 
 class Ledger:
     """One open session ledger. Use `Ledger.open(...)` as a context manager."""
+
+    #: The timestamp of this moment as the ledger writes it (for om.ledger.checkpoint).
+    now = staticmethod(now)
 
     def __init__(self, conn, store, session, path):
         self.conn = conn
@@ -203,7 +208,9 @@ class Ledger:
 
     def all_sources(self):
         """Every source in seq order, each as `recall` prints it."""
-        return [_source(seq, body) for seq, body in self.conn.execute("SELECT seq, body FROM sources ORDER BY seq")]
+        from om.ledger.bodies import source_fields
+
+        return [source_fields(seq, body) for seq, body in self.conn.execute("SELECT seq, body FROM sources ORDER BY seq")]
 
     def is_v1_ledger_of(self, session):
         """True when this database holds the three v1 tables and is `session`'s version 1 ledger."""
@@ -308,6 +315,16 @@ class Ledger:
         """`om_generation`: how many times om rewrote this ledger's rows in place."""
         return _int(self.meta_get(GENERATION_KEY))
 
+    def rows_rewritten(self):
+        """Inside the transaction that rewrote rows of the v1 tables in place (forget, import):
+        drop every derived table (om.derived; the next read rebuilds it from the rows) and
+        increment `om_generation`, so derived data kept elsewhere (the store index) knows."""
+        from om.derived import fts, sizes, view_order
+
+        for table in (sizes, view_order, fts):
+            table.invalidate(self.conn)
+        self.meta_set(GENERATION_KEY, self.generation() + 1)
+
     def is_paused(self):
         return self.meta_get("paused") == "1"
 
@@ -359,13 +376,15 @@ class Ledger:
     # -- pending and status ---------------------------------------------------
 
     def pending(self):
+        from om.ledger.bodies import source_fields
+
         with self.reading():
             cursor = self.cursor()
             sources, through, total = [], cursor, 0
             for seq, body in self.conn.execute(
                 "SELECT seq, body FROM sources WHERE seq > ? ORDER BY seq", (cursor,)
             ):
-                source = _source(seq, body)
+                source = source_fields(seq, body)
                 cost = len(dumps(source))
                 if sources and total + cost > PENDING_CHUNK_CHARS:
                     break
@@ -572,16 +591,4 @@ def _int(value):
         return int(value) if value is not None else 0
     except ValueError:
         raise StoreError(f"om: ledger meta holds a non-integer value {value!r}") from None
-
-
-def _source(seq, body):
-    b = loads(body)
-    return {
-        "seq": seq,
-        "id": b["id"],
-        "kind": b["kind"],
-        "timestamp": b["timestamp"],
-        "text": b["text"],
-        "truncated": bool(b.get("truncated", False)),
-    }
 

@@ -13,7 +13,6 @@ Invariants:
 from om import ids
 from om.errors import Conflict, InputError, NotFound
 from om.jsonio import dumps, loads
-from om.ledger import now
 from om.ledger.recall import entry_by_id, extend_view_order, shown, source_row
 from om.schema import SAME_APPLY
 
@@ -93,7 +92,7 @@ def apply(ledger, checkpoint, promotion=None):
             receipt["promoted"] = promote(ledger.conn, promoted, promotion)
         extend_view_order(ledger)
         ledger.meta_set("cursor", through)
-        ledger.meta_set("last_checkpoint_at", now())
+        ledger.meta_set("last_checkpoint_at", ledger.now())
     return receipt
 
 def wants_promotion(checkpoint):

@@ -22,9 +22,10 @@ Invariants:
 from om import ids
 from om.errors import Conflict, InputError, StoreError
 from om.fastpath import basename, isfile, join
-from om.ledger import GENERATION_KEY, sqlite3
-from om.sqlite import Transaction, connect, memory, open_connection
+from om.sqlite import Transaction, connect, load, memory, open_connection
 from om.store import DB_NAME, refuse_symlinks
+
+sqlite3 = load()
 
 #: Meta keys a fork keeps; every other key (adapter state included) is rewritten or dropped.
 FORK_KEEPS = ("version", "cursor", "paused", "last_checkpoint_at")
@@ -238,9 +239,6 @@ def adopt(ledger, snapshot, meta, transient=()):
             )
         own = conn.execute("SELECT id, body FROM sources ORDER BY seq").fetchall()
         conn.execute("DELETE FROM sources")
-        from om.derived import invalidate_all
-
-        invalidate_all(conn)
         conn.executemany("INSERT INTO sources(seq, id, body) VALUES (?, ?, ?)", history)
         conn.executemany(
             "INSERT OR IGNORE INTO sources(id, body) SELECT ?1, ?2"
@@ -259,8 +257,8 @@ def adopt(ledger, snapshot, meta, transient=()):
             ledger.meta_set(key, value)
         for state in transient:
             ledger.clear_state(state)
-        # The rows at the destination's seqs changed: tell derived data kept elsewhere.
-        ledger.meta_set(GENERATION_KEY, ledger.generation() + 1)
+        # The rows at the destination's seqs changed: derived data is rebuilt, here and elsewhere.
+        ledger.rows_rewritten()
 
 
 def scratch(cls, path, session):

@@ -17,15 +17,17 @@ Invariants:
   process lands wholly before it, and is rewritten, or wholly after it), with
   `secure_delete` on so that the cells and pages it frees are zeroed. In the
   same transaction it drops every derived table (they cache row contents; the
-  next reader rebuilds them) and increments `om_generation` (GENERATION_KEY),
-  which derived data kept outside the ledger compares.
+  next reader rebuilds them) and increments `om_generation`, which derived data
+  kept outside the ledger compares (both `Ledger.rows_rewritten`).
 - `compact` rebuilds the file with VACUUM (no free page, no stale cell left)
   and, for a ledger a peer put in WAL mode, empties the WAL. It changes no row.
 """
 
 from om.errors import StoreError
 from om.jsonio import dumps, loads
-from om.ledger import GENERATION_KEY, sqlite3
+from om.sqlite import load
+
+sqlite3 = load()
 
 #: What forgotten text is replaced by (documented in docs/forget.md).
 MARKER = "[FORGOTTEN]"
@@ -141,10 +143,7 @@ def forget(ledger, request):
                 "UPDATE entries SET body = ?, retirement = ? WHERE seq = ?",
                 [(body, retirement, seq) for seq, _, body, retirement, _ in entries],
             )
-            from om.derived import invalidate_all
-
-            invalidate_all(conn)
-            ledger.meta_set(GENERATION_KEY, ledger.generation() + 1)
+            ledger.rows_rewritten()
     return _summary(sources, entries)
 
 

@@ -40,21 +40,20 @@ PROVENANCE_PREFIX = "om_promoted:"
 def attach(ledger, path):
     """ATTACH the project ledger at `path` (read-write) as ALIAS; outside any transaction."""
     from om.errors import StoreError
-    from om.ledger import sqlite3
-    from om.sqlite import uri
+    from om.sqlite import load, uri
 
     try:
         ledger.conn.execute(f"ATTACH DATABASE ? AS {ALIAS}", (uri(path),))
-    except sqlite3.Error as e:
+    except load().Error as e:
         raise StoreError(f"om: cannot open the project memory {path}: {e}") from None
 
 
 def detach(ledger):
-    from om.ledger import sqlite3
+    from om.sqlite import load
 
     try:
         ledger.conn.execute(f"DETACH DATABASE {ALIAS}")
-    except sqlite3.Error:
+    except load().Error:
         pass
 
 
@@ -99,7 +98,7 @@ def promote(conn, entry_ids, stamp, schema_from="main", schema_to=ALIAS):
             item["retired_in_project"] = True
         _stamp(conn, schema_to, project_id, stamp)
         receipt.append(item)
-    _cover(conn, schema_to)
+    _cover(conn, schema_to, stamp["at"])
     return receipt
 
 
@@ -143,12 +142,10 @@ def _stamp(conn, schema, entry_id, stamp):
     conn.execute(f"INSERT OR REPLACE INTO {schema}.meta(key, value) VALUES (?, ?)", (key, dumps(record)))
 
 
-def _cover(conn, schema):
-    from om.ledger import now
-
+def _cover(conn, schema, at):
     top = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {schema}.sources").fetchone()[0]
     conn.execute(f"INSERT OR REPLACE INTO {schema}.meta(key, value) VALUES ('cursor', ?)", (str(top),))
-    conn.execute(f"INSERT OR REPLACE INTO {schema}.meta(key, value) VALUES ('last_checkpoint_at', ?)", (now(),))
+    conn.execute(f"INSERT OR REPLACE INTO {schema}.meta(key, value) VALUES ('last_checkpoint_at', ?)", (at,))
 
 
 def _provenance(value):

@@ -6,13 +6,12 @@ What `Ledger.recall`, `Ledger.entries`, `Ledger.refresh_view_order` and
 Invariants:
 - Read-only, except `refresh_view_order`/`extend_view_order`, which only extend
   the derived view-order table (om.derived.view_order) and never touch a v1 row.
-- `entry_fields` is the one decoder of `entries.body`: everything derived from
-  an entry and every entry handed out reads its body through it.
+- Every row handed out is decoded by om.ledger.bodies.
 """
 
 from om.errors import InputError, NotFound, StoreError
 from om.jsonio import loads
-from om.ledger import _source
+from om.ledger.bodies import entry_fields, source_fields
 
 
 def entries(ledger, active_only=False):
@@ -77,7 +76,7 @@ def recall(ledger, item_id):
             row = source_row(ledger, item_id)
             if row is None:
                 raise NotFound(f"om: no source {shown(item_id)}")
-            return {"sources": [_source(*row)]}
+            return {"sources": [source_fields(*row)]}
         entry = entry_by_id(ledger, item_id)
         if entry is None:
             raise NotFound(f"om: no entry {shown(item_id)}")
@@ -104,7 +103,7 @@ def _sources_by_ids(ledger, source_ids):
     for sid in source_ids:
         row = source_row(ledger, sid)
         if row:
-            found.append(_source(*row))
+            found.append(source_fields(*row))
     found.sort(key=lambda s: s["seq"])
     return found
 
@@ -112,23 +111,6 @@ def shown(text, limit=80):
     """An id from the input as an error message shows it: bounded, on one line."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def entry_fields(seq, entry_id, body):
-    """The fields of an entry's immutable body: the one decoder of `entries.body`.
-
-    Everything derived from an entry (its view rank and line size, om.derived.view_order)
-    and every entry the ledger hands out reads its body through here."""
-    b = loads(body)
-    return {
-        "seq": seq,
-        "id": entry_id,
-        "kind": b["kind"],
-        "timestamp": b["timestamp"],
-        "importance": b.get("importance", "medium"),
-        "text": b["text"],
-        "support": b.get("support") or [],
-    }
 
 
 def _entry(seq, entry_id, body, active, retirement):

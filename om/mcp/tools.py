@@ -490,7 +490,7 @@ def _search_all_tool(store, query, options):
 
 
 def _sessions_tool(store, session, args):
-    from om.sessions.catalogue import listing_text
+    from om.sessions.listing import listing_text
     from om.store import validate_session
 
     validate_session(session)  # the listing does not need it, but every tool checks the id it is given

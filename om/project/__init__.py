@@ -27,7 +27,8 @@ Invariants:
 - Import-light: not even `os` (om.fastpath's path functions), since it runs on the hook path.
 """
 
-from om.fastpath import dirname, isabs, join, lexists, normpath, realpath
+from om.fastpath import isabs, normpath
+from om.project.root import project_root  # noqa: F401  (the package's name for it)
 
 CWD_KEY = "om_cwd"
 PROJECT_KEY = "om_project"
@@ -35,19 +36,6 @@ PROJECT_ID_KEY = "om_project_id"
 CLIENT_KEY = "om_client"
 CREATED_KEY = "om_created_at"
 MAX_PATH_CHARS = 4096
-
-
-def project_root(directory):
-    """The nearest ancestor of `directory` (itself included) holding `.git`, else `directory`; resolved."""
-    path = realpath(directory)
-    probe = path
-    while True:
-        if lexists(join(probe, ".git")):
-            return probe
-        parent = dirname(probe)
-        if parent == probe:
-            return path
-        probe = parent
 
 
 def _usable(cwd):

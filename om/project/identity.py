@@ -24,8 +24,8 @@ Invariants:
 """
 
 from om.fastpath import dirname, join, lexists, posix, sha256
-from om.project import project_root
 from om.project.home import FOLDERS, project_home
+from om.project.root import project_root
 
 #: The deadline of the one git call on the hook path (SessionStart, a prompt in a new folder).
 HOOK_SECONDS = 1.0

@@ -1,4 +1,5 @@
-"""Who may import what: the fast-path fence, the checksum the builder shares, the release scripts."""
+"""Who may import what: no cycle among om's modules, the fast-path fence, the checksum the builder shares,
+the release scripts."""
 
 import ast
 from pathlib import Path
@@ -42,3 +43,61 @@ def test_the_release_scripts_do_not_import_each_other():
     assert "pin_plugin" in publish and "publish" not in pin
     assert "publish" not in set(imported(ROOT / "release" / "github_api.py"))
     assert "pin_plugin" not in set(imported(ROOT / "release" / "github_api.py"))
+
+
+def om_imports(path, name):
+    """{om module: line of its first import} of the module `name` at `path`, at its top or inside a function.
+
+    `from P import N` imports P.N when that is a module, else P; relative imports count as the
+    absolute names they resolve to."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" if module_path(f"{base}.{a.name}") else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] == "om" and module_path(target) is not None:
+                found.setdefault(target, node.lineno)
+    found.pop(name, None)
+    return found
+
+
+def module_path(name):
+    path = ROOT.joinpath(*name.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def test_no_module_of_om_imports_itself_through_others_not_even_inside_a_function():
+    # Function-level imports count: the hooks import lazily for speed, and a cycle is one
+    # whenever its imports run.
+    graph = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        graph[name] = om_imports(path, name)
+    cycles, done = [], set()
+
+    def visit(name, trail):
+        if name in trail:
+            loop = trail[trail.index(name):] + [name]
+            cycles.append(" -> ".join(f"{a}:{graph[a][b]}" for a, b in zip(loop, loop[1:])) + f" -> {name}")
+        elif name not in done:
+            for imported in graph[name]:
+                visit(imported, trail + [name])
+            done.add(name)
+
+    for name in graph:
+        visit(name, [])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
