@@ -96,7 +96,7 @@ def test_what_om_keeps_in_a_store_is_named_where_it_is_made():
     from om import receipts
     from om.adapter import LOG_NAME
     from om.derived import store_index
-    from om.sessions.catalogue import REMOVED_PREFIX
+    from om.sessions.removal import REMOVED_PREFIX
     from om.store import HIDDEN_PREFIX, STAGING_PREFIX, STORE_NAMES
 
     assert set(STORE_NAMES) == {store_index.FOLDER, receipts.DIR, LOG_NAME}
