@@ -326,7 +326,25 @@ def _searching(store, *args, cpus=None):
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.Popen([*RUNTIME_ARGV, "--store", str(store), "search", *args, "--all-sessions", "--sources"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus))
+                            preexec_fn=lambda: _as_a_shell_starts_it(cpus))
+
+
+def _as_a_shell_starts_it(cpus):
+    """Ctrl-C at its default and not blocked, as a shell starts a foreground command, whatever state the
+    test process is in (a signal mask or an ignored SIGINT is inherited across exec)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if cpus is not None:
+        os.sched_setaffinity(0, cpus)
+
+
+def _signal_state(pid):
+    """The SigBlk and SigIgn lines of a process, for a failure message."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return [line.strip() for line in f if line.startswith(("SigBlk", "SigIgn"))]
+    except OSError:
+        return []
 
 
 def test_a_first_build_shared_by_worker_processes_stores_what_one_process_alone_stores(store, tmp_path):
@@ -407,9 +425,10 @@ def test_ctrl_c_during_a_shared_build_says_interrupted_and_leaves_no_worker_and_
     workers = _started_workers(proc)
     time.sleep(0.1)
     assert len(workers) == 2 and all(map(_running, workers)), "the build was not shared, or ended too soon"
+    state = _signal_state(proc.pid)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (err, state)
     # Said once, by the command: a worker that unwound into the command's code would say it too.
     assert err.decode().splitlines()[-1] == "om: interrupted" and err.count(b"om: interrupted") == 1, err
     assert b"Traceback" not in err and len(set(err.splitlines())) == len(err.splitlines()), err
