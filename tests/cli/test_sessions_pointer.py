@@ -247,7 +247,8 @@ def test_a_start_that_points_imports_no_pattern_machinery(store, project, tmp_pa
                "transcript_path": "/tmp/rollout.jsonl", "model": "gpt-5", "permission_mode": "bypassPermissions"}
     r = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(ROOT / "bin" / "om"), "--store", str(store),
                         "hook", "--client", "codex"], input=json.dumps(payload), capture_output=True, text=True,
-                       env={"PATH": os.environ["PATH"], **bytecode_env()}, timeout=60)
+                       env={"PATH": os.environ["PATH"], "OM_PROJECT_HOME": os.environ["OM_PROJECT_HOME"],
+                            **bytecode_env()}, timeout=60)
     assert r.returncode == 0 and _named(pointer(json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"])) \
         == ["unindexed", "indexed"]
     imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
