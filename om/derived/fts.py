@@ -387,14 +387,19 @@ def scores(conn, expression, rowids, seek=True, table=TABLE):
     """{rowid: bm25} of the given documents that match.
 
     seek=True looks each rowid up; seek=False scores every match of the
-    expression once, cheaper when its terms are in few documents.
+    expression between the least and the greatest of them once, cheaper when its
+    terms are in few documents there (each lookup sets bm25 up again: a walk of
+    every phrase's whole doclist).
     """
     rowids = list(rowids)
+    if not rowids:
+        return {}
     if not seek:
         wanted = set(rowids)
         return {
             r: s
-            for r, s in conn.execute(f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ?", (expression,))
+            for r, s in conn.execute(f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ?"
+                                     " AND rowid >= ? AND rowid <= ?", (expression, min(rowids), max(rowids)))
             if r in wanted
         }
     found = {}

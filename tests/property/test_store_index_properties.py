@@ -56,6 +56,13 @@ def change(store, op, session, other, text):
         with conn:
             peer_source(conn, session, len(text) + 20, text + " from a peer")
         conn.close()
+    elif op == "retire" and exists:
+        # What apply does to an entry it replaces (a v1 peer's apply the same): retired in place.
+        conn = sqlite3.connect(path, isolation_level=None)
+        with conn:
+            conn.execute("UPDATE entries SET active = 0, retirement = '{\"reason\":\"replaced\"}'"
+                         " WHERE seq = (SELECT min(seq) FROM entries WHERE active = 1)")
+        conn.close()
     elif op == "forget" and exists:
         om(store, "forget", "--text", text.split()[0], "-y", session=session)
     elif op == "checkpoint" and exists:
@@ -144,8 +151,9 @@ def found(stdout):
     return results, answer["sessions"], answer["skipped"], answer["query"], answer["project"]
 
 
-OPS = st.sampled_from(["new", "new", "capture", "peer", "checkpoint", "forget", "rewrite", "project", "copy", "replace",
-                       "keep-mtime", "touch", "garbage", "unlink", "remove", "index-garbage", "index-delete"])
+OPS = st.sampled_from(["new", "new", "capture", "peer", "checkpoint", "retire", "forget", "rewrite", "project", "copy",
+                       "replace", "keep-mtime", "touch", "garbage", "unlink", "remove", "index-garbage",
+                       "index-delete"])
 STEP = st.tuples(OPS, st.sampled_from(SESSIONS), st.sampled_from(SESSIONS),
                  st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join))
 

@@ -167,6 +167,11 @@ class Corpus:
         return fts.members(conn, expression, rowids, seek, table=TABLE)
 
     def scores(self, conn, expression, rowids, seek=True):
+        # Memories are a small part of the store: scoring every match among them once beats setting
+        # bm25 up again for each one (each walks the whole store's doclists of the query's phrases).
+        rowids = list(rowids)
+        if rowids and min(rowids) >= ENTRIES:
+            seek = False
         return fts.scores(conn, expression, rowids, seek, table=TABLE)
 
 
