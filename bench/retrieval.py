@@ -20,8 +20,16 @@ Invariants:
   `root` (this one, or another commit's for a comparison): the same harness
   ranks with either tree's search. `rankings(root, without)` switches parts
   of this tree's rule off in that child (ABLATIONS), to show what each adds.
+- The cross-session form (`rankings(root, across=...)`): the ten conversations
+  are ten sessions of one store, and every question is asked of them all
+  (`search --all-sessions --sources`); a result counts only when it is an
+  evidence turn of the question's own conversation. `across="store"` ranks
+  with the store index (one ranking for the store), `across="merge"` with no
+  store index (each session searched alone, the lists merged by score): both
+  in the same run, over the same store.
 
     python3 bench/retrieval.py ROOT [PART...]   # the child: prints {"rankings": [...], "seconds": [...]}
+    python3 bench/retrieval.py ROOT --across store|merge
 """
 
 import collections
@@ -79,10 +87,12 @@ def questions(conversation):
     return out
 
 
-def rankings(root, without=()):
+def rankings(root, without=(), across=None):
     """{"rankings": [[dialog ids] per question, conversation by conversation], "seconds": [per question],
-    "expanded": questions whose search was expanded (om.feedback)}."""
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), root, *without], capture_output=True,
+    "expanded": questions whose search was expanded (om.feedback)}; `across` ("store" or "merge"): the
+    cross-session form, each dialog id "conversation:dialog"."""
+    extra = ("--across", across) if across else tuple(without)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), root, *extra], capture_output=True,
                        env=dict(os.environ, PYTHONPATH=root))
     if p.returncode != 0:
         raise SystemExit(f"ranking with {root} failed: {p.stderr.decode()}")
@@ -131,6 +141,33 @@ def _rank_with_this_om():
     return {"rankings": out, "seconds": seconds, "expanded": expanded}
 
 
+def _rank_across_sessions(how):
+    """The cross-session form (see the module invariants), ranked `how`: "store" or "merge"."""
+    from om.derived import store_index
+    from om.ledger import Ledger
+    from om.sessions.crosssearch import search_all
+
+    if how == "merge":
+        store_index.open_index = lambda *args, **kwargs: None  # no store index: each session alone, merged
+    out, seconds, expanded = [], [], 0
+    with tempfile.TemporaryDirectory(prefix="om-bench-retrieval-") as store:
+        ids = {}
+        for i, conversation in enumerate(conversations()):
+            with Ledger.open(store, f"locomo-{i}") as ledger:
+                with ledger.transaction():
+                    for dia, text in documents(conversation):
+                        ids[f"locomo-{i}", ledger.capture("user", text, dia)] = f"{i}:{dia}"
+        search_all(store, "warm up the index", sources=True)
+        for conversation in conversations():
+            for question, _ in questions(conversation):
+                t = time.perf_counter()
+                found = search_all(store, question, sources=True, limit=10)
+                seconds.append(time.perf_counter() - t)
+                expanded += "expansion" in found
+                out.append([ids[r["session"], r["id"]] for r in found["results"]])
+    return {"rankings": out, "seconds": seconds, "expanded": expanded}
+
+
 def bm25_rankings(stop_words=frozenset(), k1=1.2, b=0.75):
     out = []
     for conversation in conversations():
@@ -154,13 +191,14 @@ def bm25_rankings(stop_words=frozenset(), k1=1.2, b=0.75):
     return out
 
 
-def metrics(ranked):
-    """{half: {"R@1", "R@5", "R@10", "MRR", "n"}} for the halves and "all"."""
+def metrics(ranked, across=False):
+    """{half: {"R@1", "R@5", "R@10", "MRR", "n"}} for the halves and "all"; `across`: of the cross-session
+    form, whose dialog ids name their conversation."""
     rows = collections.defaultdict(list)
     it = iter(ranked)
     for i, conversation in enumerate(conversations()):
         for _, gold in questions(conversation):
-            row = (next(it), gold)
+            row = (next(it), {f"{i}:{g}" for g in gold} if across else gold)
             rows[HALVES[i % 2][0]].append(row)
             rows["all"].append(row)
     out = {}
@@ -182,5 +220,8 @@ def line(name, m):
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv[1])
-    _switch_off(sys.argv[2:])
-    json.dump(_rank_with_this_om(), sys.stdout)
+    if sys.argv[2:3] == ["--across"]:
+        json.dump(_rank_across_sessions(sys.argv[3]), sys.stdout)
+    else:
+        _switch_off(sys.argv[2:])
+        json.dump(_rank_with_this_om(), sys.stdout)

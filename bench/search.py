@@ -6,6 +6,9 @@
   half and the whole; with --compare REV also of REV's om, and the median
   in-process latency of a question for both trees (runs alternated); with
   --ablations also this tree's rule with its parts switched off one by one;
+  and the cross-session form (the conversations as the sessions of one store,
+  every question asked of them all): the store index's one ranking against
+  each session searched alone and merged, same run (goal: R@5 and MRR no worse);
 - median `om search` latency on N sources (default 100,000) / median `om status`
   on the same ledger (target <= 2x), both as CLI subprocesses, index warm;
   with --compare REV also each query's median over REV's, each tree on its
@@ -81,6 +84,7 @@ def quality(other, ablations=False):
             parts = retrieval.ABLATIONS[:k]
             ranked_without = retrieval.rankings(ROOT, parts)["rankings"]
             print(retrieval.line("  without " + ", ".join(parts), retrieval.metrics(ranked_without)))
+    across(ROOT)
     print(retrieval.line("BM25", retrieval.metrics(retrieval.bm25_rankings())))
     print(retrieval.line("BM25 + om's stop words", retrieval.metrics(retrieval.bm25_rankings(STOP_WORDS))))
     medians = {name: statistics.median(v) for name, v in seconds.items()}
@@ -89,6 +93,20 @@ def quality(other, ablations=False):
     if other:
         ratio = medians[trees[0][0]] / medians[trees[1][0]]
         print(f"in-process question latency, this tree / {other[0]}: {ratio:.2f}x (target <= 1.50)")
+
+
+def across(root):
+    """The cross-session form: the store index's one ranking against the per-session merge, same run.
+    Returns {form: metrics}."""
+    found = {}
+    for how, name in (("store", "all sessions: one ranking"), ("merge", "all sessions: merged")):
+        out = retrieval.rankings(root, across=how)
+        found[how] = retrieval.metrics(out["rankings"], across=True)
+        print(retrieval.line(name, found[how]) + f"  ({statistics.median(out['seconds']) * 1000:.1f} ms median)")
+    worse = [m for m in ("R@5", "MRR") if found["store"]["all"][m] < found["merge"]["all"][m]]
+    print("  one ranking " + (f"below the merge in {', '.join(worse)}" if worse else
+                              "no worse than the merge in R@5 and MRR (the goal)"))
+    return found
 
 
 def main():

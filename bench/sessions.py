@@ -6,13 +6,19 @@
   start-context pointer scans the store) / the same hook on a store holding only it;
 - `om search --all-sessions` over 10 and 100 sessions of 1,000 sources each / `om search`
   of one of those sessions, indexes warm, memory alone and with --sources;
-- the store of --large sessions (default 10,000) of 200 sources and 5 observations each,
-  written as v1 ledgers (plain SQL on the v1 schema, in process): the first `om sessions`
-  and the first `search --all-sessions` after the store index is deleted (seconds, and the
-  progress line they print), `om sessions` / `om status`, `search --all-sessions` / one
-  session's search (warm: once the ledgers the first search rewrote have settled), and the
-  SessionStart of a new session / the same in an empty store; every call's peak RSS
-  (wait4), the largest printed per measurement;
+- two large stores: --realistic sessions (default 10,000) as real use leaves them
+  (bench/realistic.py: 100 sources, a fifth prompts, three fifths Bash tool results in v1's
+  `{"input", "response", "tool"}` shape, a fifth replies, and 5 observations each, words of a
+  Zipf-weighted vocabulary of 2,800 words and identifiers, 5 projects; built once, in
+  parallel, into the development cache, and copied for each run), queried for "parser
+  timeout"; and --large sessions (default 10,000) of 200 sources and 5 observations each over
+  50 words, written as v1 ledgers (plain SQL on the v1 schema, in process), queried for "redis
+  timeout". For each: the first `om sessions` and the first `search --all-sessions` after the
+  store index is deleted (seconds, and the progress lines they print), and the next search;
+  `om sessions` / `om status`, `search --all-sessions` / one session's search (warm: once the
+  ledgers the first search rewrote have settled), and the SessionStart of a new session / the
+  same in an empty store; every call's peak RSS (wait4: the largest of the process and its
+  workers), the largest printed per measurement;
 - beside each large-store ratio, its least possible value under the design's rule that a
   store-wide read stats every ledger once (so a ledger any program wrote is seen on the
   next read): a bare Python that only lists the store and lstats each ledger, against
@@ -22,7 +28,7 @@
 All are CLI subprocesses, calls interleaved with their baseline so drift in the
 machine's load hits both sides alike. Medians of --runs calls.
 
-    python3 bench/sessions.py [--runs 15] [--search-sessions 10,100] [--large 10000] [--only-large]
+    python3 bench/sessions.py [--runs 15] [--search-sessions 10,100] [--realistic 10000] [--large 10000] [--only-large]
 """
 
 import argparse
@@ -112,9 +118,10 @@ def build_v1_store(store, count, project, rng, sources=200, entries=5):
     project record; session i was last active i hours ago, and its file was
     last written then. Texts are drawn from a pool, so sessions differ.
     """
-    from om.ids import observation_id, session_hash, source_id
+    from realistic import write_ledger
+
+    from om.ids import observation_id, source_id
     from om.jsonio import dumps
-    from om.ledger import SCHEMA
 
     os.makedirs(store, mode=0o700, exist_ok=True)
     pool = [" ".join(rng.choices(WORDS, k=rng.randint(20, 80))) for _ in range(5000)]
@@ -123,14 +130,6 @@ def build_v1_store(store, count, project, rng, sources=200, entries=5):
         session = f"bench-{n}"
         when = now - 3600 * (n + 1)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
-        directory = os.path.join(store, "session-" + session_hash(session))
-        os.mkdir(directory, 0o700)
-        path = os.path.join(directory, "memory.sqlite3")
-        conn = sqlite3.connect(path, isolation_level=None)
-        conn.execute("PRAGMA synchronous = OFF")
-        conn.execute("BEGIN")
-        for statement in SCHEMA:
-            conn.execute(statement)
         rows, ids = [], []
         for i, text in enumerate(rng.sample(pool, sources)):
             kind = ("user", "tool", "assistant")[i % 3]
@@ -138,21 +137,16 @@ def build_v1_store(store, count, project, rng, sources=200, entries=5):
             ids.append(source_id(kind, f"{session}-{i}", text))
             rows.append((ids[-1], dumps({"seq": 0, "id": ids[-1], "kind": kind, "timestamp": stamp, "text": text,
                                          "truncated": False})))
-        conn.executemany("INSERT INTO sources(id, body) VALUES (?, ?)", rows)
-        rows = []
+        memory = []
         for j in range(entries):
             text = f"{session} learned that " + " ".join(rng.choices(WORDS, k=12))
             oid = observation_id(text, [ids[j]], "medium")
-            rows.append((oid, dumps({"seq": 0, "id": oid, "kind": "observation", "timestamp": stamp,
-                                     "importance": "medium", "text": text, "support": [ids[j]], "active": True,
-                                     "retirement": None})))
-        conn.executemany("INSERT INTO entries(id, body, active, retirement) VALUES (?, ?, 1, NULL)", rows)
-        conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
+            memory.append((oid, dumps({"seq": 0, "id": oid, "kind": "observation", "timestamp": stamp,
+                                       "importance": "medium", "text": text, "support": [ids[j]], "active": True,
+                                       "retirement": None})))
+        write_ledger(store, session, rows, memory, [
             ("session", session), ("version", "1"), ("cursor", str(sources)), ("last_checkpoint_at", stamp),
-            ("om_cwd", project), ("om_project", project), ("om_created_at", stamp)])
-        conn.execute("COMMIT")
-        conn.close()
-        os.utime(path, (when, when))
+            ("om_cwd", project), ("om_project", project), ("om_created_at", stamp)], when)
 
 
 def paired(a, b, runs):
@@ -177,15 +171,24 @@ def settle(store):
         measured(store, "sessions")
 
 
-def large(work, project, count, runs, rng):
+def large(work, project, count, runs, rng, realistic=False):
     from om.derived.store_index import FOLDER
 
-    store = os.path.join(work, f"large-{count}")
     lonely = os.path.join(work, "lonely-large")
-    t = time.perf_counter()
-    build_v1_store(store, count, project, rng)
-    print(f"{count} sessions of 200 sources and 5 observations, written as v1 ledgers in"
-          f" {time.perf_counter() - t:.1f} s ({store}):")
+    if realistic:
+        import realistic as real
+
+        store = real.copy_of(real.cached(count), os.path.join(work, f"realistic-{count}"))
+        project, bench, words = real.PROJECTS[0][0], real.session_name(0), ["parser", "timeout"]
+        print(f"{count} sessions as real use leaves them (bench/realistic.py: 100 sources, 5 observations, a"
+              f" vocabulary of {len(real.VOCABULARY)} words; copied from the cache): {store}")
+    else:
+        store = os.path.join(work, f"large-{count}")
+        bench, words = "bench-0", ["redis", "timeout"]
+        t = time.perf_counter()
+        build_v1_store(store, count, project, rng)
+        print(f"{count} sessions of 200 sources and 5 observations, written as v1 ledgers in"
+              f" {time.perf_counter() - t:.1f} s ({store}):")
 
     def first(*args):
         shutil.rmtree(os.path.join(store, FOLDER), ignore_errors=True)
@@ -195,31 +198,33 @@ def large(work, project, count, runs, rng):
               f" stderr: {said}")
 
     first("sessions")
-    first("search", "redis", "timeout", "--all-sessions")  # the catalogue and the search part, both from scratch
+    first("search", *words, "--all-sessions")  # the catalogue and the search part, both from scratch
+    run = timed_peak(["--store", store, "--session", "bench", "search", *words, "--all-sessions"])
+    print(f"  the next search: {run.seconds:.2f} s, peak {run.peak_mb:.0f} MB")
     settle(store)
     listing, status, rss_a, rss_b = paired(lambda p: measured(store, "sessions", peak=p),
-                                           lambda p: measured(store, "status", session="bench-0", peak=p), runs)
+                                           lambda p: measured(store, "status", session=bench, peak=p), runs)
     print(f"  sessions {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), status {status * 1000:6.1f} ms"
           f" (peak {rss_b:.0f} MB), ratio {listing / status:5.2f}x")
-    bare, listed, checked, status = least(store, runs)
+    bare, listed, checked, status = least(store, runs, bench)
     print(f"  the least a store-wide read can do, in a bare Python ({bare * 1000:.1f} ms): list the store"
           f" (+{(listed - bare) * 1000:.1f} ms) and lstat every ledger once: {checked * 1000:.1f} ms, ratio to"
           f" status ({status * 1000:.1f} ms) {checked / status:5.2f}x")
     listing, status, rss_a, _ = paired(lambda p: measured(store, "sessions", "--json", peak=p),
-                                       lambda p: measured(store, "status", session="bench-0", peak=p), runs)
+                                       lambda p: measured(store, "status", session=bench, peak=p), runs)
     print(f"  sessions --json {listing * 1000:7.1f} ms (peak {rss_a:.0f} MB), ratio {listing / status:5.2f}x")
-    queries = (["redis", "timeout"], ["--sources", "redis", "timeout"], ["--sources", "item42"])
+    queries = (words, ["--sources", *words], ["--sources", "item42"] if not realistic else ["--sources", "lexer"])
     # Warm: a session's first search builds its own index, rewriting its ledger, which every store-wide
     # read then reads again for three seconds; so each call is made once, then the store settles.
     for query in queries:
-        measured(store, "search", *query, session="bench-0")
+        measured(store, "search", *query, session=bench)
         measured(store, "search", *query, "--all-sessions")
     settle(store)
     for query in queries:
         measured(store, "search", *query, "--all-sessions")
     for query in queries:
         every, one, rss_a, rss_b = paired(lambda p: measured(store, "search", *query, "--all-sessions", peak=p),
-                                          lambda p: measured(store, "search", *query, session="bench-0", peak=p),
+                                          lambda p: measured(store, "search", *query, session=bench, peak=p),
                                           runs)
         print(f"  search {' '.join(query)!r:28} all {every * 1000:7.1f} ms (peak {rss_a:.0f} MB),"
               f" one {one * 1000:6.1f} ms (peak {rss_b:.0f} MB), ratio {every / one:5.2f}x; least ratio (one"
@@ -256,11 +261,11 @@ for name in names:
 LIST = "import os, sys; os.listdir(sys.argv[1])"
 
 
-def least(store, runs):
+def least(store, runs, bench="bench-0"):
     """Medians of a bare Python, one that lists `store`, one that also lstats every ledger (CHECK), and
     `om status` (the goals' baseline), interleaved: the floor under any design that stats each ledger."""
     calls = (lambda: python_run("pass"), lambda: python_run(LIST, store), lambda: python_run(CHECK, store),
-             lambda: measured(store, "status", session="bench-0"))
+             lambda: measured(store, "status", session=bench))
     times = [[] for _ in calls]
     for _ in range(runs):
         for call, seen in zip(calls, times):
@@ -281,13 +286,17 @@ def main():
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--search-sessions", default="10,100")
     ap.add_argument("--large", type=int, default=10_000, help="sessions in the large store (0: skip it)")
-    ap.add_argument("--only-large", action="store_true", help="measure the large store alone")
+    ap.add_argument("--only-large", action="store_true", help="measure the large stores alone")
+    ap.add_argument("--realistic", type=int, default=10_000,
+                    help="sessions in the realistic store (bench/realistic.py, cached; 0: skip it)")
     args = ap.parse_args()
     rng = random.Random(11)
     work = tempfile.mkdtemp(prefix="om-bench-sessions-")
     project = os.path.join(work, "repo")
     os.makedirs(os.path.join(project, ".git"))
     try:
+        if args.realistic:
+            large(work, project, args.realistic, args.runs, rng, realistic=True)
         if args.large:
             large(work, project, args.large, args.runs, rng)
         if args.only_large:

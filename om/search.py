@@ -229,10 +229,12 @@ def _cannot_write(error):
     return any(s in text for s in ("readonly", "read-only", "locked", "busy", "unable to open", "disk i/o"))
 
 
-def _fts_hits(conn, q, lo, hi, retired, limit, documents, df):
+def _fts_hits(conn, q, lo, hi, retired, limit, documents, df, corpus=ix):
     """{rowid: (bm25, covered terms, is phrase)} from the index of `documents` rows.
 
-    Fills `df` with the number of documents of each term expression it counted.
+    Fills `df` with the number of documents of each term expression it counted. `corpus` answers
+    the index's questions (match, count, members, scores): the ledger's own index (om.derived.fts),
+    or another index of the same columns (the store index's, om.derived.store_index.docs).
 
     The pool is wider than `limit` so that the neighbour and exact-word parts
     of the relevance can reorder documents of equal coverage.
@@ -241,19 +243,19 @@ def _fts_hits(conn, q, lo, hi, retired, limit, documents, df):
     pool = 3 * limit
     phrase = set()
     if q.phrase_expr is not None:
-        phrase = {r for r, _ in ix.match(conn, q.phrase_expr, lo, hi, retired, pool)}
-    hits = {r: [s, n] for r, s in ix.match(conn, q.and_expr, lo, hi, retired, pool + len(phrase))}
+        phrase = {r for r, _ in corpus.match(conn, q.phrase_expr, lo, hi, retired, pool)}
+    hits = {r: [s, n] for r, s in corpus.match(conn, q.and_expr, lo, hi, retired, pool + len(phrase))}
     if n > 1 and len(hits.keys() | phrase) < pool:
-        _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df)
+        _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df, corpus)
     missing = [r for r in phrase if r not in hits]
     if missing:
-        scored = ix.scores(conn, q.and_expr, missing)
+        scored = corpus.scores(conn, q.and_expr, missing)
         for r in missing:
             hits[r] = [scored.get(r, 0.0), n]
     return {r: (s, c, r in phrase) for r, (s, c) in hits.items()}
 
 
-def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
+def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df, corpus=ix):
     """Add documents matching some but not all terms to `hits`, with their coverage.
 
     A paraphrase that shares some words still finds its evidence. Candidates
@@ -268,12 +270,12 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
     n = len(q.terms)
     cap = max(20 * limit, 200)
     exprs = q.exprs
-    df.update((e, ix.count(conn, e)) for e in exprs)
+    df.update((e, corpus.count(conn, e)) for e in exprs)
     common = [e for e in exprs if 2 * df[e] >= documents]
     rare = [e for e in exprs if e not in common]
     candidates = []
     if rare:
-        candidates = ix.match(conn, " OR ".join(rare), lo, hi, retired, cap)
+        candidates = corpus.match(conn, " OR ".join(rare), lo, hi, retired, cap)
     if common:
         # Newest first within each coverage level: all near stop words together,
         # then smaller combinations, then any one of them.
@@ -282,7 +284,7 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
         for expr in groups[:COMBINATIONS] + [" OR ".join(common)]:
             if len(candidates) >= cap:
                 break
-            for r, _ in ix.match(conn, expr, lo, hi, retired, cap - len(candidates), newest=True):
+            for r, _ in corpus.match(conn, expr, lo, hi, retired, cap - len(candidates), newest=True):
                 if r not in seen:
                     seen.add(r)
                     candidates.append((r, 0.0))
@@ -290,14 +292,14 @@ def _partial_hits(conn, q, lo, hi, retired, limit, documents, hits, df):
     covered = dict.fromkeys(fresh, 0)
     for i, expr in enumerate(exprs):
         walk = (i == n - 1 and q.prefix) or df[expr] <= len(fresh) * WALK
-        for r in ix.members(conn, expr, fresh, seek=not walk):
+        for r in corpus.members(conn, expr, fresh, seek=not walk):
             covered[r] += 1
     # Each candidate's bm25 over every phrase of the query, as the scan computes it: the
     # rare terms' search scored it on those terms alone, the near stop words' not at all,
     # and a near stop word's prefix phrase can itself be rare.
     # One pass over the expression's matches when they are few enough, else a lookup per candidate.
     walk = sum(df[e] for e in exprs) <= len(fresh) * WALK
-    scored = ix.scores(conn, q.or_expr, fresh, seek=not walk) if fresh else {}
+    scored = corpus.scores(conn, q.or_expr, fresh, seek=not walk) if fresh else {}
     for r in fresh:
         hits[r] = [scored.get(r, 0.0), max(covered.get(r, 1), 1)]
 
@@ -388,19 +390,8 @@ def _count_seq(tokens, seq, prefix_last):
 
 
 def _rank(conn, q, hits, contenders, relevance, exact, limit):
-    n = len(q.terms)
-    scored = []
-    for rowid in contenders:
-        bm25, covered, phrase = hits[rowid]
-        r = max(0.0, -bm25) + EXACT * exact.get(rowid, 0)
-        if rowid < ix.ENTRY_BASE:
-            r += NEIGHBOUR * max(relevance.get(rowid - 1, 0.0), relevance.get(rowid + 1, 0.0))
-        score = covered + (n if phrase else 0) + r / (1.0 + r)
-        is_entry = rowid >= ix.ENTRY_BASE
-        scored.append((-score, 0 if is_entry else 1, -rowid, rowid, score))
-    scored.sort()
     results = []
-    for _, _, _, rowid, score in scored:
+    for score, rowid in ranked(q, hits, contenders, relevance, exact, ix.ENTRY_BASE):
         result = _materialize(conn, rowid, score)
         if result is not None:
             results.append(result)
@@ -409,18 +400,25 @@ def _rank(conn, q, hits, contenders, relevance, exact, limit):
     return results
 
 
-def ceiling(covered, phrase, n, relevance, source_relevance, is_source):
-    """The rule's ceiling over bounds of one session's statistics (om.sessions.searchindex).
+def ranked(q, hits, contenders, relevance, exact, entries):
+    """[(score, rowid)] of the contenders by the rule, best first, then a memory (rowid `entries` and
+    up), then the newer document. `hits`, `relevance` and `exact` as the index path makes them."""
+    n = len(q.terms)
+    scored = []
+    for rowid in contenders:
+        bm25, covered, phrase = hits[rowid]
+        neighbour = 0.0 if rowid >= entries else max(relevance.get(rowid - 1, 0.0), relevance.get(rowid + 1, 0.0))
+        scored.append((rule(n, covered, phrase, bm25, exact.get(rowid, 0), neighbour), rowid))
+    scored.sort(key=lambda item: (-item[0], item[1] < entries, -item[1]))
+    return scored
 
-    The highest score any document can reach when it covers at most
-    `covered` terms, holds the query's phrase only where `phrase` is 1, its
-    bm25 is at most `relevance` and any source's at most `source_relevance`
-    (`is_source` 1 for a source, whose neighbours count); exact words are no
-    more than the terms covered. Kept beside `_rank`, which is the rule:
-    change both together.
-    """
-    r = relevance + is_source * NEIGHBOUR * source_relevance + EXACT * covered
-    return covered + phrase * n + r / (1.0 + r)
+
+def rule(n, covered, phrase, bm25, exact, neighbour):
+    """The ranking rule's score of one document (the module docstring): `covered` of the `n` terms, the
+    query's phrase or not, FTS5's `bm25` (negative: better is lower), `exact` words, and the better
+    neighbouring source's bm25 (positive; 0 for a memory). Cross-session search ranks by it too."""
+    r = max(0.0, -bm25) + EXACT * exact + NEIGHBOUR * neighbour
+    return covered + (n if phrase else 0) + r / (1.0 + r)
 
 
 def _materialize(conn, rowid, score):

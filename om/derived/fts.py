@@ -321,28 +321,33 @@ def extend(conn, chunk=CHUNK):
     return done
 
 
-def match(conn, expression, lo, hi, retired, limit, newest=False):
+def match(conn, expression, lo, hi, retired, limit, newest=False, table=TABLE, keep=None):
     """(rowid, bm25) of documents in [lo, hi) matching, best first; retired entries only when asked.
 
     newest=True orders by rowid, newest first, and skips BM25 (reported as 0.0),
-    so FTS5 can stop after `limit` rows instead of scoring every match.
+    so FTS5 can stop after `limit` rows instead of scoring every match. `table` and
+    `keep` (SQL on the match's rowid `m.r` and its arguments, which decides whether
+    retired is asked and which documents may be found) serve another table built the
+    same way (the store index's); by default, a ledger's entries decide.
     """
-    score, order = ("0.0", "m.r DESC") if newest else (f"bm25({TABLE})", "m.s, m.r DESC")
+    score, order = ("0.0", "m.r DESC") if newest else (f"bm25({table})", "m.s, m.r DESC")
+    where, args = keep if keep is not None else (
+        "m.r < ? OR EXISTS (SELECT 1 FROM entries e WHERE e.seq = m.r - ? AND (e.active = 1 OR ?))",
+        (ENTRY_BASE, ENTRY_BASE, 1 if retired else 0))
     return conn.execute(
-        f"SELECT m.r, m.s FROM (SELECT rowid AS r, {score} AS s FROM {TABLE}"
-        f" WHERE {TABLE} MATCH ? AND rowid >= ? AND rowid < ?) AS m"
-        " WHERE m.r < ? OR EXISTS (SELECT 1 FROM entries e WHERE e.seq = m.r - ? AND (e.active = 1 OR ?))"
-        f" ORDER BY {order} LIMIT ?",
-        (expression, lo, hi, ENTRY_BASE, ENTRY_BASE, 1 if retired else 0, limit),
+        f"SELECT m.r, m.s FROM (SELECT rowid AS r, {score} AS s FROM {table}"
+        f" WHERE {table} MATCH ? AND rowid >= ? AND rowid < ?) AS m"
+        f" WHERE {where} ORDER BY {order} LIMIT ?",
+        (expression, lo, hi, *args, limit),
     ).fetchall()
 
 
-def count(conn, expression):
+def count(conn, expression, table=TABLE):
     """How many documents match (no scoring: a walk of the doclists)."""
-    return conn.execute(f"SELECT count(*) FROM {TABLE} WHERE {TABLE} MATCH ?", (expression,)).fetchone()[0]
+    return conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)).fetchone()[0]
 
 
-def members(conn, expression, rowids, seek=True):
+def members(conn, expression, rowids, seek=True, table=TABLE):
     """The subset of the given documents that match.
 
     seek=True looks each rowid up (cheap for a plain term and a few rowids);
@@ -358,7 +363,7 @@ def members(conn, expression, rowids, seek=True):
         return {
             r
             for (r,) in conn.execute(
-                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid >= ? AND rowid <= ?",
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid >= ? AND rowid <= ?",
                 (expression, min(rowids), max(rowids)),
             )
             if r in wanted
@@ -372,24 +377,29 @@ def members(conn, expression, rowids, seek=True):
         found.update(
             r
             for (r,) in conn.execute(
-                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN ({marks})", (expression, *part)
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})", (expression, *part)
             )
         )
     return found
 
 
-def scores(conn, expression, rowids, seek=True):
+def scores(conn, expression, rowids, seek=True, table=TABLE):
     """{rowid: bm25} of the given documents that match.
 
     seek=True looks each rowid up; seek=False scores every match of the
-    expression once, cheaper when its terms are in few documents.
+    expression between the least and the greatest of them once, cheaper when its
+    terms are in few documents there (each lookup sets bm25 up again: a walk of
+    every phrase's whole doclist).
     """
     rowids = list(rowids)
+    if not rowids:
+        return {}
     if not seek:
         wanted = set(rowids)
         return {
             r: s
-            for r, s in conn.execute(f"SELECT rowid, bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ?", (expression,))
+            for r, s in conn.execute(f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ?"
+                                     " AND rowid >= ? AND rowid <= ?", (expression, min(rowids), max(rowids)))
             if r in wanted
         }
     found = {}
@@ -398,7 +408,7 @@ def scores(conn, expression, rowids, seek=True):
         marks = ",".join("?" * len(part))
         found.update(
             conn.execute(
-                f"SELECT rowid, bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN ({marks})",
+                f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
                 (expression, *part),
             )
         )

@@ -1,27 +1,29 @@
 """`om search QUERY --all-sessions [--project DIR]`: one ranked list over a store's sessions.
 
 Invariants:
-- Each session searched is searched by om.search exactly as a search of that
-  session alone would search it (same query rules, same score), so a
-  result's score means the same thing in both. The session's own derived
-  index may be built or caught up in its ledger (the only write, under the
-  same locking as today); its v1 tables are never written, and a ledger this
-  process cannot write is scanned instead.
-- Only sessions that can change the merged list are searched: the store
-  index (om.sessions.searchindex) bounds each session's best score, sessions
-  are searched best bound first, and the search stops once the merged list
-  is full and no unsearched session's bound could enter it. The answer is the
-  one searching every session gives.
+- One ranking for the store: where the store index can hold every session's
+  documents, the list is om.sessions.storerank's, which scores the whole
+  store's documents at once by om.search's rule (same query rules, BM25 over
+  the store as one corpus). What holds is quality, measured
+  (bench/retrieval.py's cross-session form), not equality with each session's
+  own search: a result's score is the store's.
+- A session the index cannot answer for now (its documents behind: unreadable
+  into it, an index this process cannot write) is searched alone by om.search,
+  as is every session where there is no index to use (a read-only store
+  without one, no FTS5): that is the per-session merge, whose results keep
+  their own sessions' scores. Such a session's own derived index may be built
+  or caught up in its ledger (the only write, under the same locking as a
+  search of that session); its v1 tables are never written.
 - Merge rule: higher score first; at equal score a memory before a source, then
-  the more recently active session, then that session's own order. Every
-  session contributes at most `limit` results, which is enough: the merged top
-  `limit` cannot need a session's result ranked below its own top `limit`.
+  the more recently active session, then the order it was ranked in. Every
+  session searched alone contributes at most `limit` results, which is enough.
 - Feedback (om.feedback) happens once, on the merged list: when it holds fewer
   than `limit` results, the expansion's words are searched across the sessions
-  the same way (bounds included) and its results come after every first-pass one.
-- Every result names its session; a session directory that cannot be read is
-  skipped and named, never fatal; nothing is created but the store index,
-  where the store can be written.
+  the same way and its results come after every first-pass one.
+- Every result names its session and is read from that session's ledger, so
+  `recall` finds it there; a session directory that cannot be read is skipped
+  and named, never fatal; nothing is created but the store index, where the
+  store can be written.
 """
 
 import os
@@ -62,13 +64,13 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     listed = current(store, progress, keep_index=True, payload=CANDIDATE[4:])
     try:
         scope = Scope(store, listed, root, progress)
-        merge = scope.merged(q, True, sources, retired, limit)
+        merge = scope.merged(q, sources, retired, limit)
         merged = merge.results()
         found = {"query": query, "project": root, "sessions": scope.searched(merge), "results": merged,
                  "skipped": scope.skipped(merge)}
         # One expansion for the whole list, from its merged first pass, by one session's rule.
         expanded = single.expand(q, merged, limit,
-                                 lambda qx: scope.merged(qx, False, sources, retired, limit).results())
+                                 lambda qx: scope.merged(qx, sources, retired, limit).results())
     finally:
         if listed.index is not None:
             listed.index.close()
@@ -79,11 +81,11 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
 
 
 class Scope:
-    """The sessions a cross-session search covers, with the store index's bounds when there are any.
+    """The sessions a cross-session search covers, and the store index that ranks them when there is one.
 
     When the catalogue is the index's own rows at the version they were checked at and every session's
     search rows are current (a warm search of an unchanged store), the rows are not read at all: the
-    index counts them, and only the sessions the bounds lead to are read, by id. Any other state, or
+    index counts them, and only the sessions of the results are read, by id. Any other state, or
     a change of the index meanwhile, reads them all (`_every`).
     """
 
@@ -91,7 +93,7 @@ class Scope:
         from om.sessions import searchindex
 
         self.store, self.listed, self.root = store, listed, root
-        self.index, self.count, self._candidates, self._by_id = None, None, None, None
+        self.index, self.count, self._candidates, self._by_id, self._scoped = None, None, None, None, None
         stale = None
         if searchindex.usable(listed.index):
             self.index = listed.index
@@ -128,25 +130,39 @@ class Scope:
             self._by_id = {c.id: c for c in self.candidates.values() if c.name not in self.behind}
         return self._by_id.get(session_id)
 
-    def merged(self, q, prefix, sources, retired, limit):
-        """The Merge of every session's search for `q`: searching only the sessions its bounds keep."""
-        from om.sessions import searchindex
+    def merged(self, q, sources, retired, limit):
+        """The Merge of the store's ranking for Query `q` and of the sessions searched alone."""
+        from om.sessions import storerank
 
-        order = None
-        if self.index is not None:
-            order = searchindex.ceilings(self.index, q, sources, exact=self.index.writable)
-        merge = Merge(self.store, q.text, prefix, sources, retired, limit)
-        for name in sorted(self.behind) if order is not None else list(self.candidates):
-            merge.search(name, self.candidates[name])
+        merge = Merge(self.store, q.text, q.prefix, sources, retired, limit)
+        if self.index is None:
+            for name, candidate in self.candidates.items():
+                merge.search(name, candidate)
+        else:
+            for name in sorted(self.behind):
+                merge.search(name, self.candidates[name])
+            scored = storerank.ranked(self.index.conn, q, sources, retired, limit, self._restricted())
+            merge.add(*storerank.results(self.store, scored, self.candidate, retired, limit))
         for name in self.listed.unlisted:
             merge.search(name, None, self.root)
-        for session_id, kind, bucket, recent in order or ():
-            if merge.full() and (-bucket, 0 if kind == 1 else 1, recent, -1) >= merge.last():
-                break
-            candidate = self.candidate(session_id)
-            if candidate is not None and not merge.done(candidate.name):
-                merge.search(candidate.name, candidate)
         return merge
+
+    def _restricted(self):
+        """Whether the index's table may be asked only about some sessions (then `temp.om_scope` holds them):
+        those of the project, and only the ones whose documents are current (`candidate`'s rule)."""
+        from om.derived.store_index import docs as store_docs
+
+        index = self.index
+        assert index is not None
+        if self._scoped is None:
+            if self.count is not None:  # the catalogue is the index's own rows, all current
+                ids = None if self.root is None else index.project_ids(self.root)
+            else:
+                ids = [c.id for c in self.candidates.values() if c.id is not None and c.name not in self.behind]
+            if ids is not None:
+                store_docs.restrict(index.conn, ids)
+            self._scoped = ids is not None
+        return self._scoped
 
     def skipped(self, merge):
         listed = self.listed
@@ -218,6 +234,12 @@ class Merge:
         for rank, result in enumerate(results):
             key = (-round(result["score"] * 10000), result["kind"] == "source", recent, rank)
             self.found.append((key, ledger.session, result))
+
+    def add(self, found, failed):
+        """Results ranked elsewhere, keyed as here, and the sessions whose ledgers failed to read."""
+        self.found.extend(found)
+        self.skipped.extend({"directory": os.path.join(self.store, name), "error": error, "listed": True}
+                            for name, error in failed)
 
     def results(self):
         """The merged top `limit`, each result naming its session, with whole texts (snippets cut later)."""

@@ -1,47 +1,42 @@
-"""The store index's search part: which sessions' searches can reach the merged top, known without opening them.
+"""The store index's search part kept current: every session's documents, read from its ledger when it changed.
 
-For every session the catalogue lists, the index keeps the statistics of its
-ledger's documents as om_fts tokenizes them (om.derived.store_index: per
-token, column and kind, how many documents hold it and bounds on its
-frequency and their length; the session's corpus size; every entry's text).
-From them and the ranking rule's ceiling (om.search.ceiling) it bounds the
-score any result of a session can have, so cross-session search
-(om.sessions.crosssearch) searches sessions best bound first and stops when
-no unsearched session can change the merged list.
+For every session the catalogue lists, the index holds its ledger's documents
+(sources and entries) in one full-text table for the store
+(om.derived.store_index.docs), so cross-session search (om.sessions.storerank) ranks
+the whole store at once. This module decides which sessions' documents are
+not current and reads them.
 
 Invariants:
-- Bounds, never answers: a session that is searched is searched by om.search
-  exactly as alone; the index only decides which ones need not be. A bound
-  is never below the score om.search gives: frequencies only at most, lengths
-  and document counts only at least, and presence only where every token of
-  a phrase occurs. Where the per-session search may scan instead of asking
-  FTS5 (an index this process cannot write, hence maybe ledgers it cannot
-  either), relevance is not bounded at all and only coverage prunes.
-- Kept true like the catalogue: a session's rows were read at its catalogue
-  stamp; any other stamp, or an unsettled one, reads them again, only the rows
-  after what they cover when the ledger's first rows are unchanged (om_fts's
-  rule: same count, same id at the covered seq) and its `om_generation` is
-  the same, else all of them. A session whose rows cannot be brought up to
-  date here is simply searched.
+- Kept true like the catalogue: a session's documents were read at its
+  catalogue stamp; any other stamp, or an unsettled one, reads them again, only
+  the rows after what they cover when the ledger's first rows are unchanged
+  (om_fts's rule: same count, same id at the covered seq) and its
+  `om_generation` is the same, else all of them. A session whose documents
+  cannot be brought up to date here (unreadable, an index this process cannot
+  write, ids past the table's bits) is `behind`: cross-session search searches
+  it alone and never takes its rows from the table.
 - A ledger is only read: attached with `mode=ro` to a private in-memory
-  database (om.derived.store_index.Reader).
+  database (om.derived.store_index.reader.Reader).
+- Bounded: what is read is stored CHUNK sessions per transaction, so memory
+  holds a few chunks whatever the store's size, and a killed build keeps what
+  it stored (the next call goes on from there).
 - Many sessions to read are read by forked worker processes, one per CPU this
   process may use (at most WORKERS), each with its own Reader; only this
   process writes the index, and it gets every read back in order. A worker
   opens nothing this process has open, writes only to its pipe and exits
   without running the parent's cleanup; it dies with a broken pipe when this
   process dies, and a worker that dies leaves its sessions unread, which
-  means searched, never skipped.
+  means behind, never skipped.
 """
 
 import os
 
 #: Reading this many sessions' search rows in one call says so on stderr.
 NOTICE_AT = 200
-#: Sessions whose search rows are stored in one transaction.
+#: Sessions whose documents are stored in one transaction.
 CHUNK = 50
-#: Sessions to read at least before the token index of `terms` is dropped and made again after.
-BULK = 1000
+#: A long read says how far it got this often (seconds).
+PROGRESS_SECONDS = 10.0
 #: Sessions to read at least before worker processes share the reading, and sessions each of them gets at least.
 PARALLEL_AT = 200
 PER_WORKER = 100
@@ -50,20 +45,18 @@ WORKERS = 8
 
 
 def bring_up_to_date(index, store, rows, progress=None):
-    """Read the search rows of the catalogue `rows` (Candidates) that are not current, and store them.
+    """Read the documents of the catalogue `rows` (Candidates) that are not current, and store them.
 
-    Returns the names whose rows are still not current (unreadable ledgers, an
-    index this process cannot write): those must be searched whatever the bounds say.
+    Returns the names whose documents are still not current (unreadable ledgers, an
+    index this process cannot write): those must be searched alone.
     """
     import time
 
-    from om.search import K1, B
+    from om.derived.store_index.docs import fits
     from om.sessions.index import _say
 
     # Not current (the store index's `search_scope` asks the same of its rows in SQL):
     stale = [r for r in rows if r.id is None or not r.stamp or r.searched != r.stamp]
-    if index.writable and not index.searchable():
-        index.bulk(False, _sorting_threads())  # a large build was killed before it made the token index again
     if not stale or not index.writable:
         return {r.name for r in stale}
     loud = progress is not None and len(stale) >= NOTICE_AT
@@ -74,26 +67,27 @@ def bring_up_to_date(index, store, rows, progress=None):
     behind = {r.name for r in stale if r.id is None}
     work = [r for r in stale if r.id is not None]
     known = {r.id: index.coverage(r.id) for r in work}
-    batch = []
+    batch, done, told = [], 0, began
     workers, shared = _workers(len(work)), []
     reads = _forked_reads(store, work, known, workers, shared) if workers > 1 else _read_each(store, work, known)
-    bulk = len(work) >= BULK and index.bulk(True)
     try:
         for row, read in reads:
-            if read is None:
+            done += 1
+            if read is None or not fits(row.id, read[0]["coverage"]):
                 behind.add(row.name)
                 continue
             batch.append((row.name, row.id, row.stamp, *read))
             if len(batch) >= CHUNK:
-                if not index.save_search(batch, K1, B):
+                if not index.save_search(batch):
                     return {r.name for r in stale}
                 batch = []
-        if batch and not index.save_search(batch, K1, B):
+                if loud and time.monotonic() - told >= PROGRESS_SECONDS:
+                    told = time.monotonic()
+                    _say(progress, f"om: ... {done} of {len(stale)} sessions read ({told - began:.0f} s)")
+        if batch and not index.save_search(batch):
             return {r.name for r in stale}
     finally:
         reads.close()
-        if bulk:
-            index.bulk(False, _sorting_threads())
     if loud:
         by = f" ({shared[0]} processes reading them)" if shared else ""
         _say(progress, f"om: read {len(stale)} sessions' search rows in {time.monotonic() - began:.1f} s{by}")
@@ -105,11 +99,6 @@ def _workers(count):
     if count < PARALLEL_AT or not hasattr(os, "fork"):
         return 1
     return max(1, min(_cpus(), WORKERS, count // PER_WORKER))
-
-
-def _sorting_threads():
-    """Threads SQLite's sorter may use to make the token index again: past four they gain nothing."""
-    return min(4, _cpus())
 
 
 def _cpus():
@@ -247,7 +236,7 @@ def _work(out, inherited, store, rows, known):  # pragma: no cover - runs in a f
 
 def _read_each(store, rows, known):
     """Yield (row, (statistics, full) or None) for each row, read through one Reader."""
-    from om.derived.store_index import Reader
+    from om.derived.store_index.reader import Reader
     from om.sqlite import load
     from om.store import DB_NAME
 
@@ -260,27 +249,6 @@ def _read_each(store, rows, known):
                 yield row, None
     finally:
         reader.close()
-
-
-def ceilings(index, q, sources, exact):
-    """A list of (session id, kind, bucket, recent) rows, best bound first (`Index.ceilings`), or None
-    when the query has no phrase FTS5 would match (then every session is searched)."""
-    from om import search as single
-
-    texts = [" ".join(tokens) for own in q.phrases for (_, tokens, _) in own]
-    made = iter(index.tokens(texts))
-    phrases = []
-    for i, own in enumerate(q.phrases):
-        for column, _, prefix in own:
-            words = next(made)
-            if not words:
-                return None
-            phrases.append((i, column, [(w, prefix and k == len(words) - 1) for k, w in enumerate(words)]))
-    memories = dict.fromkeys(index.memory_sessions(q.and_expr), 1)
-    if q.phrase_expr is not None:
-        memories.update(dict.fromkeys(index.memory_sessions(q.phrase_expr), 2))
-    return index.ceilings(phrases, len(q.terms), single.ceiling, memories, exact, single.K1,
-                          has_phrase=q.phrase_expr is not None, sources=sources)
 
 
 def usable(index):
