@@ -62,11 +62,17 @@ _AUTH_SCHEMES = frozenset((
 ))
 
 
+#: What rule 6's credential group takes of om.redact's marker (it stops at the space).
+_MARKER_HEAD = "[REDACTED"
+
+
 def replace_authorization(match, text):
     """Rule 6: the credential (group 3) after a known or unjudged scheme word, or the one word (group 2)."""
     scheme, credential = _group(match, text, 2), _group(match, text, 3)
     if scheme is not None:
-        if _is_reference(credential):
+        # A marker after the word is a credential redacted on an earlier pass, which kept the word:
+        # judging the word alone now would redact it too, and redact would not be idempotent.
+        if _is_reference(credential) or credential == _MARKER_HEAD:
             return None
         if scheme.lower() in _AUTH_SCHEMES or looks_like_secret(credential):
             return 3

@@ -60,6 +60,7 @@ separators = st.sampled_from([" ", "\n", "\t", "=", ": ", "\"", "'", "(", ",", "
 @example("token=" + MARKER + "x")
 @example("Authorization: abcdefgh1234 Basic")
 @example("https://a:b@c:d@e")
+@example(" ghp_" + "0" * 36 + " Authorization: A0000000 00000001")
 def test_redaction_never_raises_and_is_idempotent(text):
     once = redact(text)
     assert isinstance(once, str)
