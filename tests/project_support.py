@@ -8,6 +8,7 @@ do; its evidence and checkpoints are arranged in process, and the promotions go 
 import json
 
 from conftest import run_om
+from export_sample import HOSTILE
 from hook_drivers import ClaudeDriver, CodexDriver
 from inprocess import setup_om
 
@@ -67,3 +68,20 @@ def remember(driver, *facts, promote=False, importance="medium"):
     applied = run_om(*base, "apply", input=json.dumps(checkpoint))
     assert applied.returncode == 0, applied
     return applied.json["observations"]
+
+
+def build_project(tmp_path):
+    """Folder `shop` and its project memory: a hostile text and a fact promoted by Codex session codex-1
+    (the fact promoted again by Claude Code session claude-1), and an entry claude-1 promoted that the
+    project then retired. Returns the ids, the key and the stores."""
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    codex = started(CodexAt(tmp_path / "store", folder, "codex-1"))
+    hostile, cache = remember(codex, HOSTILE, "The cache is SQLite.", promote=True, importance="high")
+    claude = started(ClaudeAt(tmp_path / "claude-store", folder, "claude-1"))
+    again, deploys = remember(claude, "The cache is SQLite.", "Deploys go through staging.", promote=True,
+                              importance="high")
+    assert again == cache
+    om_json("project", "--project", str(folder), "retire", deploys, "--reason", "Deploys moved to CI </div>")
+    return {"folder": folder, "key": project_key(folder), "store": str(codex.store),
+            "claude_store": str(claude.store), "hostile": hostile, "cache": cache, "deploys": deploys}
