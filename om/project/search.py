@@ -53,8 +53,9 @@ def search_session(ledger, query, sources=False, retired=False, limit=10):
         return single.search(ledger, text, sources, retired, limit, snippets=False, feedback=False,
                              prefix=prefix)["results"]
 
+    first = first_pass(query, True)  # the query and the limit are checked here, as om.search checks them
     q = single.Query(query, True)
-    merged = memories.merged(first_pass(query, True), query, True, limit)
+    merged = memories.merged(first, query, True, limit)
     found = {"query": query, "results": merged}
     expanded = single.expand(q, merged, limit,
                              lambda qx: memories.merged(first_pass(qx.text, False), qx.text, False, limit))
@@ -68,7 +69,8 @@ def search_session(ledger, query, sources=False, retired=False, limit=10):
 
 
 def keys_in_home():
-    """The keys of every project memory in the project home, sorted (those whose directory names one)."""
+    """{directory name: None} of every session directory of the project home holding a ledger, sorted: the
+    project memories there (a directory's key is known once its ledger is opened, from its session id)."""
     from om.store import DB_NAME
 
     home = project_home()
@@ -79,7 +81,7 @@ def keys_in_home():
     found = {}
     for name in sorted(names):
         if name.startswith("session-") and os.path.isfile(os.path.join(home, name, DB_NAME)):
-            found[name] = None  # the key is known once the ledger is opened (its session id)
+            found[name] = None
     return found
 
 

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from conftest import run_om
+from conftest import run_om, run_read_only, tree_bytes
 from mcp_client import McpServer
 from project_support import ClaudeAt, CodexAt, om_json, project_key, remember, started
 
@@ -167,3 +167,22 @@ def test_a_project_result_is_never_a_source_even_with_sources(shop, home):
     [database] = home.glob("session-*/memory.sqlite3")
     with sqlite3.connect(database) as conn:
         assert conn.execute("SELECT count(*) FROM sources").fetchone()[0] == 1
+
+
+def test_a_project_home_the_shell_cannot_write_is_still_searched_and_nothing_is_written(shop, home):
+    # A sandboxed shell (Codex's workspace-write) can write neither the store nor the project home.
+    before = tree_bytes(home)
+    paths = [home, *(p for p in home.rglob("*"))]
+    modes = {p: p.stat().st_mode & 0o777 for p in paths}
+    for p in sorted(paths, key=lambda p: -len(p.parts)):
+        p.chmod(0o500 if p.is_dir() else 0o400)
+    try:
+        result = run_read_only(shop["store"], "search", "cache", session="codex-2")
+    finally:
+        for p, mode in sorted(modes.items(), key=lambda item: len(item[0].parts)):
+            p.chmod(mode)
+    assert result.returncode == 0, result
+    found = json.loads(result.stdout)
+    [project] = [r for r in found["results"] if r.get("scope") == "project"]
+    assert project["id"] == shop["promoted"] and "skipped" not in found
+    assert tree_bytes(home) == before
