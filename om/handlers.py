@@ -305,11 +305,13 @@ def _add_search(p):
 def _run_search(args):
     if args.all_sessions or args.project is not None:
         return _search_all(args)
-    from om.search import search
+    from om.project.search import search_session
 
     with _read(args) as ledger:
-        result = search(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
-        return _json(result, notice=_never_captured(ledger))
+        result = search_session(ledger, " ".join(args.query), args.sources, args.include_retired, args.limit)
+        notices = _skipped(result) if "skipped" in result else []
+        never = _never_captured(ledger)
+        return _json(result, notice=notices + [never] if never else notices)
 
 
 def _search_all(args):

@@ -9,6 +9,9 @@ Invariants:
 - Deterministic. A document is a function of the ledgers alone (no export
   time in it): exporting twice gives the same bytes, and the CLI and the MCP
   tool give the same document.
+- The project memory goes with its sessions: a document holds the project
+  memory of every session it exports (om.export.projects), read as read-only
+  as the sessions.
 - A document is written whole or not at all: `write` renames a finished,
   fsynced private file (0600) into place.
 - A store-wide export exports every session it can read and names each one
@@ -36,23 +39,26 @@ def render(store, session, fmt, all_sessions=False):
     the [{directory, error}] of the session directories it could not read, None for one session)."""
     if fmt not in FORMATS:
         raise InputError(f"om: export format must be md, json or html, got {fmt!r}")
+    from om.export.projects import read_projects
     from om.export.reader import read_all, read_session
 
     if all_sessions:
         snapshots, skipped = read_all(store)
     else:
         snapshots, skipped = [read_session(store, session)], None
+    projects = read_projects(s["project_id"] for s in snapshots)
     if fmt == "json":
         from om.export.jsondoc import render_json
 
-        return render_json(snapshots, all_sessions, skipped or ()), skipped
+        return render_json(snapshots, all_sessions, skipped or (), projects), skipped
     if fmt == "md":
         from om.export.markdown import render_markdown
 
-        return render_markdown(snapshots, all_sessions, skipped or ()), skipped
+        return render_markdown(snapshots, all_sessions, skipped or (), projects), skipped
     from om.export.browser import render_html
+    from om.export.projecthtml import sections
 
-    return render_html(snapshots, all_sessions, skipped or ()), skipped
+    return render_html(snapshots, all_sessions, skipped or (), sections(projects)), skipped
 
 
 def run(store, session, fmt, out=None, all_sessions=False):

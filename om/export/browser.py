@@ -15,6 +15,8 @@ Invariants:
   page when a source is opened (the word filter reads them once a word is typed).
 - An id as `recall` prints it (`#s-…`, `#o-…`, `#r-…`) lands on its first place in the
   page, as the page's own anchors (`#S1-s-…`, one prefix per session) do.
+- The project memory of the exported sessions follows them, in Project
+  sections written by om.export.projecthtml under the same rules.
 """
 
 import base64
@@ -230,7 +232,8 @@ def _when(stamp):
     return _e(text)
 
 
-def render_html(snapshots, all_sessions, skipped=()):
+def render_html(snapshots, all_sessions, skipped=(), projects=""):
+    """The page; `projects` is the HTML of its Project sections (om.export.projecthtml), after the sessions."""
     texts = {}
     body = []
     if all_sessions:
@@ -245,6 +248,7 @@ def render_html(snapshots, all_sessions, skipped=()):
         body.append(_session(s, f"S{n}", texts, all_sessions))
     if all_sessions and not snapshots and not skipped:
         body.append('<p class="unknown">The store holds no session.</p>')
+    body.append(projects)
     head = (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">\n'

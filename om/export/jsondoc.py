@@ -9,6 +9,12 @@ Invariants:
 - A store-wide document (`"scope": "store"`) also lists under `skipped` the
   session directories it could not read, `{"directory", "error"}` each (an
   addition a version-1 reader may ignore: every session it does hold is whole).
+- The project memory is an addition of the same kind: each session names its
+  project's key (`project_id`, null when its hooks recorded none); a session's
+  document holds its project memory under `project` (null when it has none),
+  a store-wide one every exported session's under `projects`, each record as
+  om.export.projects reads it (entries with their `provenance`, sources; or
+  the `error` that kept it from being read).
 """
 
 from om import __version__
@@ -19,7 +25,7 @@ FORMAT = "om-export"
 VERSION = 1
 
 
-def document(snapshots, all_sessions, skipped=()):
+def document(snapshots, all_sessions, skipped=(), projects=()):
     doc = {
         "format": FORMAT,
         "version": VERSION,
@@ -29,6 +35,7 @@ def document(snapshots, all_sessions, skipped=()):
             {
                 "session": s["session"],
                 "project": s["project"],
+                "project_id": s["project_id"],
                 "meta": s["meta"],
                 "last_activity": s["last_activity"],
                 "counts": counts(s),
@@ -40,8 +47,11 @@ def document(snapshots, all_sessions, skipped=()):
     }
     if all_sessions:
         doc["skipped"] = list(skipped)
+        doc["projects"] = list(projects)
+    else:
+        doc["project"] = projects[0] if projects else None
     return doc
 
 
-def render_json(snapshots, all_sessions, skipped=()):
-    return dumps(document(snapshots, all_sessions, skipped)) + "\n"
+def render_json(snapshots, all_sessions, skipped=(), projects=()):
+    return dumps(document(snapshots, all_sessions, skipped, projects)) + "\n"

@@ -47,7 +47,7 @@ def code(text):
     return f"{marks}{text}{marks}"
 
 
-def render_markdown(snapshots, all_sessions, skipped=()):
+def render_markdown(snapshots, all_sessions, skipped=(), projects=()):
     parts = []
     if all_sessions:
         parts.append("# Memory of every session in the store\n\n")
@@ -67,8 +67,13 @@ def render_markdown(snapshots, all_sessions, skipped=()):
         for s in snapshots:
             parts.append("\n---\n\n")
             parts.append(_session(s, "##"))
+        for record in projects:
+            parts.append("\n---\n\n")
+            parts.append(_project_memory(record, "##"))
     else:
         parts.append(_session(snapshots[0], "#"))
+        for record in projects:
+            parts.append(_project_memory(record, "##"))
     return "".join(parts)
 
 
@@ -162,6 +167,60 @@ def _entry(e, heading, by_id, chain):
         out.append("- Replaced by: " + _refs(e["retirement"].get("replacement_ids") or []) + "\n")
         out.append("- Reason for retirement:\n\n")
         out.append(fence(e["retirement"].get("reason") or ""))
+    out.append("\n")
+    return "".join(out)
+
+
+def _project_memory(record, h):
+    """The project memory of `record` (om.export.projects): its entries, active then retired, with provenance."""
+    from om.export.projects import memory
+
+    out = [f"{h} Project memory of project {_word(record['project'])}\n\n"]
+    if record.get("error"):
+        out.append(f"Not exported: {code(record['error'])}\n\n")
+        return "".join(out)
+    c = record["counts"]
+    root = f" (seen here at {code(record['root'])})" if record["root"] else ""
+    out.append(f"Promoted by sessions of this project{root}, Codex and Claude Code alike: {c['active']} active"
+               f" entries, {c['retired']} retired. Its ledger is session {code(record['session'])} of the project"
+               " home; `recall ID` shows an entry's evidence from any session of the project.\n\n")
+    entries = memory(record)
+    shown = {e["id"] for e in entries}
+    active = [e for e in entries if e["active"]]
+    if not active:
+        out.append("No active entry.\n\n")
+    out.extend(_project_entry(e, h + "#", shown) for e in active)
+    retired = [e for e in entries if not e["active"]]
+    if retired:
+        out.append(f"{h}# Retired from the project memory\n\n")
+        out.extend(_project_entry(e, h + "##", shown) for e in retired)
+    return "".join(out)
+
+
+def _project_entry(e, heading, shown):
+    """One project entry: links only to the entries of its section; the evidence it cites by id (recall shows it)."""
+    from om.export.projects import provenance_facts
+
+    def refs(ids):
+        return ", ".join(_ref(i) if i in shown else code(str(i)) for i in ids) or "nothing"
+
+    facts = [_word(e["kind"])]
+    if e["kind"] == "observation":
+        facts.append(f"{_word(e['importance'])} importance")
+    facts.append(_word(e["timestamp"]))
+    if not e["active"]:
+        facts.append("retired")
+    out = [f"{heading} {_name(e['id'])}\n\n", "*" + " · ".join(facts) + "*\n\n", fence(e["text"]), "\n"]
+    out.append(("- Rests on: " if e["kind"] == "reflection" else "- Cites: ") + refs(e["support"]) + "\n")
+    marks, times, reason = provenance_facts(e)
+    out.extend(f"- {label.capitalize()} by {client} in session {code(str(session or 'unknown'))},"
+               f" {_word(at or 'unknown')}\n" for label, client, session, at in marks)
+    out.append(f"- Promoted {times} time{'' if times == 1 else 's'}\n")
+    if reason:
+        out.append("- Reason given:\n\n" + fence(reason))
+    if e["retirement"]:
+        out.append("- Replaced by: " + refs(e["retirement"].get("replacement_ids") or []) + "\n")
+        out.append("- Reason for retirement:\n\n" + fence(e["retirement"].get("reason") or ""))
     out.append("\n")
     return "".join(out)
 

@@ -16,7 +16,7 @@ Invariants:
 import os
 
 from om.errors import NotFound, OmError, StoreError
-from om.project import PROJECT_KEY
+from om.project import PROJECT_ID_KEY, PROJECT_KEY
 from om.store import database_path, resolve_store, session_dir, validate_session
 
 #: The meta key in which a session's project is recorded (om.project). Sessions
@@ -112,6 +112,7 @@ def _snapshot(ledger):
     return {
         "session": ledger.session,
         "project": ledger.meta_get(PROJECT_META_KEY),
+        "project_id": ledger.meta_get(PROJECT_ID_KEY),
         "meta": meta,
         "last_activity": max(stamps) or None,
         "sources": sources,

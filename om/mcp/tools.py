@@ -126,9 +126,10 @@ EXPORT = (
 )
 
 SEARCH = (
-    "Full-text search over this session's memory (and, with sources=true, the captured evidence), ranked"
-    " by relevance, as JSON with ids and short snippets. Use it to find earlier facts by words when you"
-    " do not have an id; then recall an id for its evidence." + EVIDENCE_NOT_INSTRUCTIONS,
+    "Full-text search over this session's memory (and, with sources=true, the captured evidence) and its"
+    " project memory (results marked \"scope\": \"project\"), ranked by relevance, as JSON with ids and short"
+    " snippets. Use it to find earlier facts by words when you do not have an id; then recall an id for its"
+    " evidence." + EVIDENCE_NOT_INSTRUCTIONS,
     _schema(
         {
             "query": {"type": "string", "description": "Words to look for (plain words; not empty)."},
@@ -137,10 +138,12 @@ SEARCH = (
             "limit": {"type": "integer", "minimum": 1, "maximum": 100,
                       "description": "At most this many results (1 to 100, default 10)."},
             "all_sessions": {"type": "boolean", "description": (
-                "Search every session of the store in one ranked list (default false); each result names"
-                " its session, so recall it with that session.")},
+                "Search every session of the store and every project memory in one ranked list (default"
+                " false); each result names its session (and a project result its store), so recall it with"
+                " that session.")},
             "project": {"type": "string", "description": (
-                "With all_sessions: only sessions of the project holding this directory.")},
+                "With all_sessions: only sessions of the project holding this directory, and that project's"
+                " memory.")},
         },
         ("session", "query"),
     ),
@@ -426,7 +429,9 @@ def call(store, name, arguments):
 
             return _chomp(prime_text(ledger))
         if name == "search":
-            return dumps(_search_module().search(ledger, query, *options[:3]))
+            from om.project.search import search_session
+
+            return dumps(search_session(ledger, query, *options[:3]))
     raise UnknownTool(f"om: unknown tool {name!r}")  # pragma: no cover - catalogue and dispatch agree
 
 

@@ -24,6 +24,12 @@ Invariants:
   `recall` finds it there; a session directory that cannot be read is skipped
   and named, never fatal; nothing is created but the store index, where the
   store can be written.
+- The project memories (om.project.search) are searched beside the sessions,
+  directly (they live outside the store and its index, and are few): every
+  one of this machine, or with `--project DIR` the one of DIR's project; their
+  results are merged into the list (first pass and feedback alike) and marked
+  `"scope": "project"`, and an entry a session result holds shows once, as
+  the session's.
 """
 
 import os
@@ -51,7 +57,7 @@ class Candidate(tuple):
 
 
 def search_all(store, query, sources=False, retired=False, limit=10, project=None, progress=None):
-    """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...]},
+    """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...], "projects"},
     and "expansion" when a weak merged list was expanded (om.feedback)."""
     from om import search as single
     from om.sessions.index import current
@@ -61,23 +67,40 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     q = single.Query(query)  # a query without searchable words fails before any ledger is opened
     store = catalogue.open_store(store)
     root = catalogue.project_filter(project) if project is not None else None
+    memories = _memories(root, retired)
     listed = current(store, progress, keep_index=True, payload=CANDIDATE[4:])
     try:
         scope = Scope(store, listed, root, progress)
         merge = scope.merged(q, sources, retired, limit)
-        merged = merge.results()
+        merged = memories.merged(merge.results(), query, q.prefix, limit)
         found = {"query": query, "project": root, "sessions": scope.searched(merge), "results": merged,
                  "skipped": scope.skipped(merge)}
         # One expansion for the whole list, from its merged first pass, by one session's rule.
-        expanded = single.expand(q, merged, limit,
-                                 lambda qx: scope.merged(qx, sources, retired, limit).results())
+        expanded = single.expand(q, merged, limit, lambda qx: memories.merged(
+            scope.merged(qx, sources, retired, limit).results(), qx.text, qx.prefix, limit))
     finally:
         if listed.index is not None:
             listed.index.close()
     if expanded is not None:
         found["expansion"], found["results"] = expanded
+    found["results"] = memories.settled(found["results"])
+    found["projects"] = memories.searched()
+    found["skipped"] = sorted(found["skipped"] + memories.skipped, key=lambda s: s["directory"])
     single.cut_snippets(found, q)
     return found
+
+
+def _memories(root, retired):
+    """The project memories a cross-session search covers (om.project.search): every one of this machine,
+    or with --project the one of that project (its identity: the folder's when it no longer exists)."""
+    from om.project import search as projects
+
+    if root is None:
+        return projects.Memories.of_home(retired)
+    from om.project.identity import SECONDS, folder_key, identify
+
+    key = identify(root, SECONDS).key if os.path.isdir(root) else folder_key(root)
+    return projects.Memories.of_keys([key], retired, named=True)
 
 
 class Scope:

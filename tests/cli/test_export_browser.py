@@ -11,6 +11,7 @@ import pytest
 from browser import Browser, find_chromium
 from conftest import run_om
 from export_sample import HOSTILE, SOURCES, build
+from project_support import build_project
 
 VISIBLE = "[...document.querySelectorAll('.entry')].filter(e => !e.hidden).map(e => e.dataset.id)"
 
@@ -181,3 +182,35 @@ def test_the_word_filter_filters_the_sources_too_and_a_cleared_filter_shows_them
     set_filter(browser, "q", "")
     assert browser.js(SOURCES_SHOWN) == ids["sources"]
     assert browser.js("document.getElementById('shown').textContent") == "5 of 6 entries"
+
+
+PROJECT_SHOWN = "[...document.querySelectorAll('section.project .entry')].filter(e => !e.hidden).map(e => e.dataset.id)"
+
+
+def test_the_project_section_lists_the_project_memory_with_provenance_and_its_texts_stay_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("OM_PROJECT_HOME", str(tmp_path / "projects"))
+    project = build_project(tmp_path)
+    path = tmp_path / "memory.html"
+    r = run_om("--store", project["store"], "--session", "codex-1", "export", "--format", "html", "--out", path)
+    assert r.returncode == 0, r
+    with Browser() as browser:
+        browser.open(path)
+        assert browser.js("document.querySelector('section.project h2').textContent") == \
+            f"Project memory {project['key']}"
+        assert browser.js(PROJECT_SHOWN) == [project["hostile"], project["cache"]]
+        hostile = f"#P1-{project['hostile']}"
+        assert browser.js(f"document.querySelector('{hostile} .text').textContent") == HOSTILE
+        assert browser.js(f"document.querySelector('{hostile} .text').children.length") == 0
+        assert browser.js("window.__pwned === undefined && document.scripts.length === 2")
+        provenance = browser.js(f"document.querySelector('#P1-{project['cache']} .rel').textContent")
+        assert "promoted by Codex in session codex-1" in provenance
+        assert "last confirmed by Claude Code in session claude-1" in provenance
+        assert "promoted 2 times" in provenance
+        # The page's filters reach the project entries: the retired one, with its reason kept as text.
+        set_filter(browser, "state", "retired")
+        assert browser.js(PROJECT_SHOWN) == [project["deploys"]]
+        reason = f"#P1-{project['deploys']} .reason"
+        assert browser.js(f"document.querySelector('{reason}').textContent") == "Deploys moved to CI </div>"
+        set_filter(browser, "state", "all")
+        set_filter(browser, "q", "sqlite")
+        assert browser.js(PROJECT_SHOWN) == [project["cache"]]
