@@ -218,3 +218,32 @@ def active_promoted(conn):
         "SELECT count(*) FROM entries JOIN meta ON meta.key = ? || entries.id WHERE entries.active = 1",
         (PROVENANCE_PREFIX,),
     ).fetchone()[0]
+
+
+#: The provenance rows of a project ledger joined to their entries: a range of meta's key, each row
+#: finding its entry by id (both primary or unique keys), so the cost is the number of promoted entries.
+_PROMOTED = (" FROM meta m JOIN entries e ON e.id = substr(m.key, ?1)"
+             " WHERE m.key >= ?2 AND m.key < ?3")
+
+
+def _promoted_args():
+    return (len(PROVENANCE_PREFIX) + 1, PROVENANCE_PREFIX, PROVENANCE_PREFIX[:-1] + ";")
+
+
+def counts(conn):
+    """(active, retired) entries of a project ledger that are project memory, in one statement."""
+    active, retired = conn.execute(
+        "SELECT coalesce(sum(e.active = 1), 0), coalesce(sum(e.active != 1), 0)" + _PROMOTED,
+        _promoted_args()).fetchone()
+    return active, retired
+
+
+def promoting_sessions(conn):
+    """The session ids the provenance of a project ledger's active entries names (first promotion and
+    last confirmation), in one statement; a record that is not JSON names none."""
+    found = set()
+    for first, last in conn.execute(
+            "SELECT json_extract(m.value, '$.promoted.session'), json_extract(m.value, '$.confirmed.session')"
+            + _PROMOTED + " AND e.active = 1 AND json_valid(m.value)", _promoted_args()):
+        found.update(s for s in (first, last) if isinstance(s, str) and s)
+    return found

@@ -216,6 +216,86 @@ def active_count(key):
             return promotion.active_promoted(project.conn)
 
 
+def _read_only(key, timeout):
+    """A read-only connection to project `key`'s ledger, or None when nobody promoted into it (one stat)."""
+    from om.fastpath import exists
+    from om.sqlite import open_connection
+    from om.store import database_path, refuse_symlinks
+
+    path = database_path(project_home(), project_session(key))
+    if not exists(path):
+        return None
+    refuse_symlinks(path)
+    return open_connection(path, readonly=True, timeout=timeout)
+
+
+def counts(key):
+    """(active, retired) entries of project `key`'s memory: one stat, and one read-only query when it
+    exists ((0, 0) when it does not, or cannot be read: a count never fails the command that shows it)."""
+    from om.ledger import promotion
+
+    try:
+        conn = _read_only(key, 15.0)
+    except Exception:  # a key a peer wrote that names no file, a link, a busy or damaged ledger: no count
+        return 0, 0
+    if conn is None:
+        return 0, 0
+    try:
+        return promotion.counts(conn)
+    except Exception:
+        return 0, 0
+    finally:
+        conn.close()
+
+
+def at_start(key, sessions=False, timeout=1.0):
+    """(active entries, with `sessions` the ids of the sessions whose promotions they are) of project
+    `key`'s memory, for a session's start: one stat, then a statement or two on one read-only connection.
+    Raises on a damaged ledger (the start hook catches it); waits at most `timeout` for a promotion
+    being written."""
+    from om.ledger import promotion
+
+    conn = _read_only(key, timeout)
+    if conn is None:
+        return 0, set()
+    try:
+        active = promotion.counts(conn)[0]
+        return active, promotion.promoting_sessions(conn) if active and sessions else set()
+    finally:
+        conn.close()
+
+
+def key_of_session(meta):
+    """The project key of a session from its recorded meta ({om_project_id, om_project}): the recorded
+    identity, else its root folder's from the identity cache alone (no git: seconds=0), else None."""
+    key = meta.get(PROJECT_ID_KEY)
+    if key:
+        return key
+    root = meta.get(PROJECT_KEY)
+    if not root:
+        return None
+    from om.project.identity import identify
+
+    identity = identify(root, 0)
+    return identity.key if identity.known else None
+
+
+def status_of(ledger):
+    """`ledger.status()` with its project's key and the counts of its project memory (what `om status` and
+    the MCP `status` tool print): `project_id` (null when no project is recorded) and `project_memory`
+    ({active, retired}; null without a project). No git runs (om.project.identity's cache alone)."""
+    status = ledger.status()
+    key = None if ledger.absent else key_of_session(
+        {PROJECT_ID_KEY: ledger.meta_get(PROJECT_ID_KEY), PROJECT_KEY: ledger.meta_get(PROJECT_KEY)})
+    status["project_id"] = key
+    if key is None:
+        status["project_memory"] = None
+    else:
+        active, retired = counts(key)
+        status["project_memory"] = {"active": active, "retired": retired}
+    return status
+
+
 def view_command(identity):
     """The exact command that lists every entry of the project's memory."""
     from om.fastpath import shell_quote
