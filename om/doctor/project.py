@@ -80,7 +80,7 @@ def _memory_check(home, where):
 
 def _counts(path):
     """(None, (active, retired)) of one project ledger, or (the reason it cannot be read, None)."""
-    from om.ledger import promotion
+    from om.project.counts import counts
     from om.sqlite import load, open_connection
 
     sqlite3 = load()
@@ -89,7 +89,7 @@ def _counts(path):
     except sqlite3.Error as e:
         return str(e), None
     try:
-        return None, promotion.counts(conn)
+        return None, counts(conn)
     except sqlite3.Error as e:
         return str(e), None
     finally:

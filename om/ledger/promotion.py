@@ -26,15 +26,17 @@ Invariants:
 - Retirement follows the checkpoint's rule (`check_retirement`, shared with
   om.ledger.checkpoint): a newer active entry of the same kind, or a newer
   reflection citing the retired observation; none at all is allowed with a reason.
+- Counting them (active, retired, which sessions promoted them) is om.project.counts,
+  which reads a project ledger without loading this layer.
 """
 
 from om import ids
 from om.errors import Conflict, NotFound
 from om.jsonio import dumps, loads
 from om.ledger.recall import _entry, shown
+from om.project.counts import PROVENANCE_PREFIX
 
 ALIAS = "om_project"
-PROVENANCE_PREFIX = "om_promoted:"
 
 
 def attach(ledger, path):
@@ -214,36 +216,6 @@ def client_of(conn):
 
 def active_promoted(conn):
     """How many active entries of a project ledger are project memory (promoted, not carried evidence)."""
-    return conn.execute(
-        "SELECT count(*) FROM entries JOIN meta ON meta.key = ? || entries.id WHERE entries.active = 1",
-        (PROVENANCE_PREFIX,),
-    ).fetchone()[0]
+    from om.project.counts import counts
 
-
-#: The provenance rows of a project ledger joined to their entries: a range of meta's key, each row
-#: finding its entry by id (both primary or unique keys), so the cost is the number of promoted entries.
-_PROMOTED = (" FROM meta m JOIN entries e ON e.id = substr(m.key, ?1)"
-             " WHERE m.key >= ?2 AND m.key < ?3")
-
-
-def _promoted_args():
-    return (len(PROVENANCE_PREFIX) + 1, PROVENANCE_PREFIX, PROVENANCE_PREFIX[:-1] + ";")
-
-
-def counts(conn):
-    """(active, retired) entries of a project ledger that are project memory, in one statement."""
-    active, retired = conn.execute(
-        "SELECT coalesce(sum(e.active = 1), 0), coalesce(sum(e.active != 1), 0)" + _PROMOTED,
-        _promoted_args()).fetchone()
-    return active, retired
-
-
-def promoting_sessions(conn):
-    """The session ids the provenance of a project ledger's active entries names (first promotion and
-    last confirmation), in one statement; a record that is not JSON names none."""
-    found = set()
-    for first, last in conn.execute(
-            "SELECT json_extract(m.value, '$.promoted.session'), json_extract(m.value, '$.confirmed.session')"
-            + _PROMOTED + " AND e.active = 1 AND json_valid(m.value)", _promoted_args()):
-        found.update(s for s in (first, last) if isinstance(s, str) and s)
-    return found
+    return counts(conn)[0]

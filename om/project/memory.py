@@ -216,32 +216,19 @@ def active_count(key):
             return promotion.active_promoted(project.conn)
 
 
-def _read_only(key, timeout):
-    """A read-only connection to project `key`'s ledger, or None when nobody promoted into it (one stat)."""
-    from om.fastpath import exists
-    from om.sqlite import open_connection
-    from om.store import database_path, refuse_symlinks
-
-    path = database_path(project_home(), project_session(key))
-    if not exists(path):
-        return None
-    refuse_symlinks(path)
-    return open_connection(path, readonly=True, timeout=timeout)
-
-
 def counts(key):
     """(active, retired) entries of project `key`'s memory: one stat, and one read-only query when it
     exists ((0, 0) when it does not, or cannot be read: a count never fails the command that shows it)."""
-    from om.ledger import promotion
+    from om.project import counts as counting
 
     try:
-        conn = _read_only(key, 15.0)
+        conn = counting.open_read_only(key, 15.0)
     except Exception:  # a key a peer wrote that names no file, a link, a busy or damaged ledger: no count
         return 0, 0
     if conn is None:
         return 0, 0
     try:
-        return promotion.counts(conn)
+        return counting.counts(conn)
     except Exception:
         return 0, 0
     finally:
@@ -253,14 +240,14 @@ def at_start(key, sessions=False, timeout=1.0):
     `key`'s memory, for a session's start: one stat, then a statement or two on one read-only connection.
     Raises on a damaged ledger (the start hook catches it); waits at most `timeout` for a promotion
     being written."""
-    from om.ledger import promotion
+    from om.project import counts as counting
 
-    conn = _read_only(key, timeout)
+    conn = counting.open_read_only(key, timeout)
     if conn is None:
         return 0, set()
     try:
-        active = promotion.counts(conn)[0]
-        return active, promotion.promoting_sessions(conn) if active and sessions else set()
+        active = counting.counts(conn)[0]
+        return active, counting.promoting_sessions(conn) if active and sessions else set()
     finally:
         conn.close()
 

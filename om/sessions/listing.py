@@ -132,13 +132,14 @@ def project_memories(pairs):
     """[{project_id, roots, sessions, project_memory: {active, retired}}] of each distinct project of
     `pairs` (project_id, root, sessions), in their order. A session recorded without an identity counts
     for its root folder's cached identity (no git), or for none when the cache does not know it."""
-    from om.project.identity import identify
     from om.project.memory import counts
 
     found, order, known = {}, [], {}
     for project_id, root, n in pairs:
         if project_id is None and root:
             if root not in known:
+                from om.project.identity import identify
+
                 identity = identify(root, 0)
                 known[root] = identity.key if identity.known else None
             project_id = known[root]

@@ -254,5 +254,5 @@ def test_a_start_that_reads_the_project_memory_for_its_pointer_imports_no_patter
     assert named(pointer(context)) == ["plain"] and "Not named here: 1 earlier session" in context
     assert "Project memory: 1 entry" in context
     imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
-    assert "om.ledger.promotion" in imported
+    assert "om.project.counts" in imported
     assert not imported & {"re", "functools", "collections", "enum", "subprocess"}, sorted(imported)
