@@ -12,6 +12,9 @@ Invariants:
 - Each promotion is stamped with the client that made it (the session ledger's
   adapter: Codex, Claude Code; else the client om's MCP server speaks for;
   else the command line), the session and the time.
+- Counting (`counts`, `status_of`, `at_start`) runs no git and creates nothing:
+  a session's project is the identity it recorded, else its folder's cached one
+  (om.project.identity, seconds=0); a memory that cannot be read counts 0.
 """
 
 from om.errors import InputError, NotFound
