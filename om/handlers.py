@@ -172,8 +172,10 @@ def _run_apply(args):
 
 
 def _run_status(args):
+    from om.project.memory import status_of
+
     with _read(args) as ledger:
-        return _json(ledger.status(), notice=_absent(ledger))
+        return _json(status_of(ledger), notice=_absent(ledger))
 
 
 def _run_prime(args):

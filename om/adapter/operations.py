@@ -139,23 +139,12 @@ def session_start(profile, store, event):
     with _open(store, event) as ledger:
         from om.sessions.pointer import start_note  # records the project; points at earlier memory
 
-        note = start_note(ledger, event.get("cwd"), _string(event, "source"), client=profile.name)
+        # The pointer, and the project memory's active entries (0 when none, or unreadable now).
+        note, project_entries = start_note(ledger, event.get("cwd"), _string(event, "source"), client=profile.name)
         status = ledger.status()
         text = messages.session_context(profile, _command(ledger), status, _string(event, "source"),
-                                        ledger.session, _project_entries(ledger)) + note
+                                        ledger.session, project_entries) + note
     return _context("SessionStart", text)
-
-
-def _project_entries(ledger):
-    """Active entries of the session's project memory (0 when none, or when they cannot be read now)."""
-    try:
-        from om.project import PROJECT_ID_KEY
-        from om.project.memory import active_count
-
-        key = ledger.meta_get(PROJECT_ID_KEY)
-        return active_count(key) if key and not ledger.is_paused() else 0
-    except Exception:  # the project memory never costs the session its start context
-        return 0
 
 
 # -- UserPromptSubmit -----------------------------------------------------------

@@ -13,7 +13,8 @@ Invariants:
 - The report's status is the worst of its checks; only "fail" makes the exit status 1.
 - The checks are the modules MODULES names, run in order, each `checks(scope) -> [finding]`:
   runtime (om.doctor.runtime), the no-client line (om.doctor.clients), the stores
-  (om.doctor.store), Codex (om.codex.doctor) and Claude Code (om.claude.doctor), each
+  (om.doctor.store), the project memory every client shares (om.doctor.project),
+  Codex (om.codex.doctor) and Claude Code (om.claude.doctor), each
   client's with its MCP server (om.doctor.mcp) and capture receipts (om.doctor.capture),
   then whether each judged client's newest transcripts hold turns its ledgers lack
   (om.doctor.ingest). A new area is one module and one line here.
@@ -27,6 +28,7 @@ MODULES = (
     "om.doctor.runtime",
     "om.doctor.clients",
     "om.doctor.store",
+    "om.doctor.project",
     "om.codex.doctor",
     "om.claude.doctor",
     "om.doctor.ingest",

@@ -183,12 +183,12 @@ class Ledger:
         return files.open_directory(cls, store, directory, writable)
 
     @staticmethod
-    def glance(directory, key):
-        """(meta `key`'s value, whether any entry is active) of the ledger in `directory`, from one
-        read-only statement, or None (om.ledger.files.glance): a filter, never a verdict."""
+    def glance(directory, *keys):
+        """(each meta key's value, then whether any entry is active) of the ledger in `directory`, from
+        one read-only statement, or None (om.ledger.files.glance): a filter, never a verdict."""
         from om.ledger import files
 
-        return files.glance(directory, key)
+        return files.glance(directory, *keys)
 
     def sources_span(self):
         """(number of sources, timestamp of the first, timestamp of the last; None when empty)."""

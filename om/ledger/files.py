@@ -142,9 +142,9 @@ def open_directory(cls, store, directory, writable=False):
     return ledger
 
 
-def glance(directory, key):
-    """(meta `key`'s value, whether any entry is active) of the ledger in `directory`, read with
-    one read-only statement; None when that read fails or a link stands in the way.
+def glance(directory, *keys):
+    """(each meta key's value, in `keys` order, then whether any entry is active) of the ledger in
+    `directory`, read with one read-only statement; None when that read fails or a link stands in the way.
 
     A filter, never a verdict: a caller may pass over a session on what it
     says, and opens it with open_directory (which checks it is the session's
@@ -158,9 +158,8 @@ def glance(directory, key):
     except (StoreError, sqlite3.Error):
         return None
     try:
-        return tuple(conn.execute(
-            "SELECT (SELECT value FROM meta WHERE key = ?), EXISTS (SELECT 1 FROM entries WHERE active = 1)", (key,)
-        ).fetchone())
+        values = "".join("(SELECT value FROM meta WHERE key = ?), " for _ in keys)
+        return tuple(conn.execute(f"SELECT {values}EXISTS (SELECT 1 FROM entries WHERE active = 1)", keys).fetchone())
     except sqlite3.Error:
         return None
     finally:

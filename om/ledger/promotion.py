@@ -26,15 +26,17 @@ Invariants:
 - Retirement follows the checkpoint's rule (`check_retirement`, shared with
   om.ledger.checkpoint): a newer active entry of the same kind, or a newer
   reflection citing the retired observation; none at all is allowed with a reason.
+- Counting them (active, retired, which sessions promoted them) is om.project.counts,
+  which reads a project ledger without loading this layer.
 """
 
 from om import ids
 from om.errors import Conflict, NotFound
 from om.jsonio import dumps, loads
 from om.ledger.recall import _entry, shown
+from om.project.counts import PROVENANCE_PREFIX
 
 ALIAS = "om_project"
-PROVENANCE_PREFIX = "om_promoted:"
 
 
 def attach(ledger, path):
@@ -214,7 +216,6 @@ def client_of(conn):
 
 def active_promoted(conn):
     """How many active entries of a project ledger are project memory (promoted, not carried evidence)."""
-    return conn.execute(
-        "SELECT count(*) FROM entries JOIN meta ON meta.key = ? || entries.id WHERE entries.active = 1",
-        (PROVENANCE_PREFIX,),
-    ).fetchone()[0]
+    from om.project.counts import counts
+
+    return counts(conn)[0]

@@ -67,7 +67,8 @@ TOOLS = {
     ),
     "status": (
         "The session's ledger status as JSON: checkpoint cursor ('through'), pending sources and their"
-        " estimated tokens, active entry counts, paused state, last checkpoint time. Cheap; use it to"
+        " estimated tokens, active entry counts, paused state, last checkpoint time, and the project's key"
+        " ('project_id') with its project memory's active and retired entry counts. Cheap; use it to"
         " decide whether a checkpoint is due.",
         _schema(),
         True,
@@ -411,7 +412,9 @@ def call(store, name, arguments):
         if name == "pending":
             return dumps(ledger.pending())
         if name == "status":
-            return dumps(ledger.status())
+            from om.project.memory import status_of
+
+            return dumps(status_of(ledger))
         if name in ("pause", "resume"):
             return dumps(ledger.set_paused(name == "pause"))
         if name == "view_all":

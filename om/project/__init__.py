@@ -3,7 +3,8 @@
 This module is the session's project record. The project memory itself (one
 ledger per repository, shared by every client) is the rest of the package:
 om.project.identity (which repository), om.project.home (where its memory
-lives), om.project.memory (promote, retire, read) and om.project.block (the
+lives), om.project.memory (promote, retire, read), om.project.counts (what
+`status`, `sessions`, a start and doctor count of it) and om.project.block (the
 text `prime` and `om project view` print).
 
 Invariants:

@@ -12,6 +12,9 @@ Invariants:
 - Each promotion is stamped with the client that made it (the session ledger's
   adapter: Codex, Claude Code; else the client om's MCP server speaks for;
   else the command line), the session and the time.
+- Counting (`counts`, `status_of`, `at_start`) runs no git and creates nothing:
+  a session's project is the identity it recorded, else its folder's cached one
+  (om.project.identity, seconds=0); a memory that cannot be read counts 0.
 """
 
 from om.errors import InputError, NotFound
@@ -214,6 +217,73 @@ def active_count(key):
     with Ledger.open(home, project_session(key), create=False) as project:
         with project.reading():
             return promotion.active_promoted(project.conn)
+
+
+def counts(key):
+    """(active, retired) entries of project `key`'s memory: one stat, and one read-only query when it
+    exists ((0, 0) when it does not, or cannot be read: a count never fails the command that shows it)."""
+    from om.project import counts as counting
+
+    try:
+        conn = counting.open_read_only(key, 15.0)
+    except Exception:  # a key a peer wrote that names no file, a link, a busy or damaged ledger: no count
+        return 0, 0
+    if conn is None:
+        return 0, 0
+    try:
+        return counting.counts(conn)
+    except Exception:
+        return 0, 0
+    finally:
+        conn.close()
+
+
+def at_start(key, sessions=False, timeout=1.0):
+    """(active entries, with `sessions` the ids of the sessions whose promotions they are) of project
+    `key`'s memory, for a session's start: one stat, then a statement or two on one read-only connection.
+    Raises on a damaged ledger (the start hook catches it); waits at most `timeout` for a promotion
+    being written."""
+    from om.project import counts as counting
+
+    conn = counting.open_read_only(key, timeout)
+    if conn is None:
+        return 0, set()
+    try:
+        active = counting.counts(conn)[0]
+        return active, counting.promoting_sessions(conn) if active and sessions else set()
+    finally:
+        conn.close()
+
+
+def key_of_session(meta):
+    """The project key of a session from its recorded meta ({om_project_id, om_project}): the recorded
+    identity, else its root folder's from the identity cache alone (no git: seconds=0), else None."""
+    key = meta.get(PROJECT_ID_KEY)
+    if key:
+        return key
+    root = meta.get(PROJECT_KEY)
+    if not root:
+        return None
+    from om.project.identity import identify
+
+    identity = identify(root, 0)
+    return identity.key if identity.known else None
+
+
+def status_of(ledger):
+    """`ledger.status()` with its project's key and the counts of its project memory (what `om status` and
+    the MCP `status` tool print): `project_id` (null when no project is recorded) and `project_memory`
+    ({active, retired}; null without a project). No git runs (om.project.identity's cache alone)."""
+    status = ledger.status()
+    key = None if ledger.absent else key_of_session(
+        {PROJECT_ID_KEY: ledger.meta_get(PROJECT_ID_KEY), PROJECT_KEY: ledger.meta_get(PROJECT_KEY)})
+    status["project_id"] = key
+    if key is None:
+        status["project_memory"] = None
+    else:
+        active, retired = counts(key)
+        status["project_memory"] = {"active": active, "retired": retired}
+    return status
 
 
 def view_command(identity):

@@ -11,16 +11,19 @@ Invariants:
   ledger of the session its name hashes is skipped and named, never fatal.
 - Order: most recent activity first (the newest of last capture, last
   checkpoint and creation), then session id, so equal listings print equally.
+- One project (`Project`, what `--project DIR` names) is the sessions of DIR's
+  project identity in any folder, and the sessions of DIR's root folder: the
+  same test in Python (`holds`) and as SQL on the store index (`where`).
 """
 
 import os
 
 from om.errors import StoreError
-from om.project import CREATED_KEY, CWD_KEY, PROJECT_KEY, project_root
+from om.project import CREATED_KEY, CWD_KEY, PROJECT_ID_KEY, PROJECT_KEY, project_root
 from om.store import foreign_names, resolve_store
 
 DIR_PREFIX = "session-"
-META_KEYS = (PROJECT_KEY, CWD_KEY, CREATED_KEY)
+META_KEYS = (PROJECT_KEY, PROJECT_ID_KEY, CWD_KEY, CREATED_KEY)
 
 
 class Unreadable(Exception):
@@ -57,6 +60,44 @@ def project_filter(directory):
     if not os.path.isdir(path):
         return os.path.realpath(path)
     return project_root(path)
+
+
+class Project:
+    """The sessions `--project DIR` selects: those whose recorded project identity (`om_project_id`) is
+    DIR's, whatever folder they worked in (two clones of one repository are one project), and those
+    whose recorded root folder is DIR's (a session recorded without an identity; a deleted checkout).
+
+    `root` is DIR's project root (project_filter), `key` its identity key, or None when it has none
+    to give (a directory that no longer exists, or git did not answer in time): then the folder alone.
+    """
+
+    __slots__ = ("root", "key")
+
+    def __init__(self, root, key=None):
+        self.root, self.key = root, key
+
+    def holds(self, project, project_id):
+        """Whether a session recorded with root folder `project` and identity `project_id` is of it."""
+        return project == self.root or (self.key is not None and project_id == self.key)
+
+    def where(self):
+        """The same test as SQL over the store index's `project` and `project_id` columns: (clause, args)."""
+        if self.key is None:
+            return "project = ?", (self.root,)
+        return "(project = ? OR project_id = ?)", (self.root, self.key)
+
+
+def project_scope(directory):
+    """The Project `--project DIR` names: DIR's root (project_filter) and its identity, for which git
+    may run (om.project.identity, its 60 s bound; a cached answer costs one small read)."""
+    root = project_filter(directory)
+    path = os.path.abspath(os.path.expanduser(directory))
+    if not os.path.isdir(path):
+        return Project(root)
+    from om.project.identity import SECONDS, identify
+
+    identity = identify(path, SECONDS)
+    return Project(root, identity.key if identity.known else None)
 
 
 def session_directories(store):
@@ -112,6 +153,7 @@ def summarize(ledger, meta):
     return {
         "session": ledger.session,
         "project": meta.get(PROJECT_KEY),
+        "project_id": meta.get(PROJECT_ID_KEY),
         "cwd": meta.get(CWD_KEY),
         "created": created,
         "last_capture": last_at,
@@ -138,7 +180,7 @@ def _desc(text):
 
 
 def scan(store, project=None, writable=False):
-    """Yield (name, Ledger, meta) of the store's readable sessions (of one project) and (name, reason) of the rest.
+    """Yield (name, Ledger, meta) of the store's readable sessions (of one Project) and (name, reason) of the rest.
 
     Each Ledger is open; the caller closes it.
     """
@@ -148,7 +190,7 @@ def scan(store, project=None, writable=False):
         except Unreadable as e:
             yield name, None, str(e)
             continue
-        if project is not None and meta.get(PROJECT_KEY) != project:
+        if project is not None and not project.holds(meta.get(PROJECT_KEY), meta.get(PROJECT_ID_KEY)):
             ledger.close()
             continue
         yield name, ledger, meta
@@ -164,7 +206,7 @@ def encode(name, stamp, row):
     doc = dumps({key: value for key, value in row.items() if key != "database"})
     activity = max((t for t in (row["last_capture"], row["last_checkpoint"]) if t), default=None)
     return (name, stamp, listing_key(row.get("last_activity"), row["session"]), row["project"], row["session"],
-            activity, doc, UNIT.join(cells(row)), listing_key(activity, row["session"]))
+            activity, doc, UNIT.join(cells(row)), listing_key(activity, row["session"]), row.get("project_id"))
 
 
 def listing_key(activity, session):

@@ -39,7 +39,7 @@ from om.errors import InputError, StoreError
 from om.sessions import catalogue
 
 #: The catalogue columns a Candidate holds, in its order.
-CANDIDATE = ("name", "stamp", "listed", "project", "session", "recent", "id", "searched")
+CANDIDATE = ("name", "stamp", "listed", "project", "project_id", "session", "recent", "id", "searched")
 
 
 class Candidate(tuple):
@@ -50,15 +50,17 @@ class Candidate(tuple):
     name = property(itemgetter(0))
     stamp = property(itemgetter(1))
     project = property(itemgetter(3))
-    session = property(itemgetter(4))
-    recent = property(itemgetter(5))
-    id = property(itemgetter(6))
-    searched = property(itemgetter(7))
+    project_id = property(itemgetter(4))
+    session = property(itemgetter(5))
+    recent = property(itemgetter(6))
+    id = property(itemgetter(7))
+    searched = property(itemgetter(8))
 
 
 def search_all(store, query, sources=False, retired=False, limit=10, project=None, progress=None):
-    """{"query", "project", "sessions", "results": [{session, ...}], "skipped": [...], "projects"},
-    and "expansion" when a weak merged list was expanded (om.feedback)."""
+    """{"query", "project", "project_id", "sessions", "results": [{session, ...}], "skipped": [...], "projects"},
+    and "expansion" when a weak merged list was expanded (om.feedback). `project` (a directory) selects
+    by identity (om.sessions.catalogue.Project): its repository's sessions in any folder, and its root's."""
     from om import search as single
     from om.sessions.index import current
 
@@ -66,15 +68,16 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
         raise InputError(f"om: --limit must be 1 to {single.MAX_LIMIT}")
     q = single.Query(query)  # a query without searchable words fails before any ledger is opened
     store = catalogue.open_store(store)
-    root = catalogue.project_filter(project) if project is not None else None
-    memories = _memories(root, retired)
-    listed = current(store, progress, keep_index=True, payload=CANDIDATE[4:])
+    chosen = catalogue.project_scope(project) if project is not None else None
+    memories = _memories(chosen, retired)
+    listed = current(store, progress, keep_index=True, payload=CANDIDATE[5:])
     try:
-        scope = Scope(store, listed, root, progress)
+        scope = Scope(store, listed, chosen, progress)
         merge = scope.merged(q, sources, retired, limit)
         merged = memories.merged(merge.results(), query, q.prefix, limit)
-        found = {"query": query, "project": root, "sessions": scope.searched(merge), "results": merged,
-                 "skipped": scope.skipped(merge)}
+        found = {"query": query, "project": None if chosen is None else chosen.root,
+                 "project_id": None if chosen is None else chosen.key, "sessions": scope.searched(merge),
+                 "results": merged, "skipped": scope.skipped(merge)}
         # One expansion for the whole list, from its merged first pass, by one session's rule.
         expanded = single.expand(q, merged, limit, lambda qx: memories.merged(
             scope.merged(qx, sources, retired, limit).results(), qx.text, qx.prefix, limit))
@@ -90,16 +93,17 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     return found
 
 
-def _memories(root, retired):
+def _memories(chosen, retired):
     """The project memories a cross-session search covers (om.project.search): every one of this machine,
-    or with --project the one of that project (its identity: the folder's when it no longer exists)."""
+    or with --project the one of that project (om.sessions.catalogue.Project: its identity, or the
+    folder's when it has none to give)."""
     from om.project import search as projects
 
-    if root is None:
+    if chosen is None:
         return projects.Memories.of_home(retired)
-    from om.project.identity import SECONDS, folder_key, identify
+    from om.project.identity import folder_key
 
-    key = identify(root, SECONDS).key if os.path.isdir(root) else folder_key(root)
+    key = chosen.key if chosen.key is not None else folder_key(chosen.root)
     return projects.Memories.of_keys([key], retired, named=True)
 
 
@@ -112,16 +116,16 @@ class Scope:
     a change of the index meanwhile, reads them all (`_every`).
     """
 
-    def __init__(self, store, listed, root, progress):
+    def __init__(self, store, listed, project, progress):
         from om.sessions import searchindex
 
-        self.store, self.listed, self.root = store, listed, root
+        self.store, self.listed, self.project = store, listed, project
         self.index, self.count, self._candidates, self._by_id, self._scoped = None, None, None, None, None
         stale = None
         if searchindex.usable(listed.index):
             self.index = listed.index
             if listed.version is not None:
-                version, count, rows = self.index.search_scope(CANDIDATE, root)
+                version, count, rows = self.index.search_scope(CANDIDATE, project)
                 if version == listed.version and not rows:
                     self.count, stale = count, []
         if stale is None:
@@ -137,8 +141,9 @@ class Scope:
         return self._candidates
 
     def _every(self):
-        root = self.root
-        self._candidates = {c.name: c for c in map(Candidate, self.listed.rows) if root is None or c.project == root}
+        project = self.project
+        self._candidates = {c.name: c for c in map(Candidate, self.listed.rows)
+                            if project is None or project.holds(c.project, c.project_id)}
         self.count = None
 
     def candidate(self, session_id):
@@ -147,7 +152,10 @@ class Scope:
             version, row = self.index.row_of(CANDIDATE, session_id)
             if version == self.listed.version:
                 candidate = None if row is None else Candidate(row)
-                return None if candidate is None or self.root not in (None, candidate.project) else candidate
+                if candidate is None or self.project is not None and not self.project.holds(
+                        candidate.project, candidate.project_id):
+                    return None
+                return candidate
             self._every()  # the index changed meanwhile: take the catalogue as it was checked
         if self._by_id is None:
             self._by_id = {c.id: c for c in self.candidates.values() if c.name not in self.behind}
@@ -167,7 +175,7 @@ class Scope:
             scored = storerank.ranked(self.index.conn, q, sources, retired, limit, self._restricted())
             merge.add(*storerank.results(self.store, scored, self.candidate, retired, limit))
         for name in self.listed.unlisted:
-            merge.search(name, None, self.root)
+            merge.search(name, None, self.project)
         return merge
 
     def _restricted(self):
@@ -179,7 +187,7 @@ class Scope:
         assert index is not None
         if self._scoped is None:
             if self.count is not None:  # the catalogue is the index's own rows, all current
-                ids = None if self.root is None else index.project_ids(self.root)
+                ids = None if self.project is None else index.project_ids(self.project)
             else:
                 ids = [c.id for c in self.candidates.values() if c.id is not None and c.name not in self.behind]
             if ids is not None:
@@ -224,9 +232,9 @@ class Merge:
         del self.found[self.limit:]
         return self.found[-1][0]
 
-    def search(self, name, candidate, root=None):
+    def search(self, name, candidate, project=None):
         """Search one session as alone; a session the catalogue could not summarize (`candidate` None)
-        is checked against the project `root` and its activity read here."""
+        is checked against `project` (om.sessions.catalogue.Project) and its activity read here."""
         from om import search as single
         from om.sessions.catalogue import database_error, listing_key
 
@@ -240,7 +248,8 @@ class Merge:
         try:
             with ledger:
                 if candidate is None:
-                    if root is not None and meta.get(catalogue.PROJECT_KEY) != root:
+                    if project is not None and not project.holds(meta.get(catalogue.PROJECT_KEY),
+                                                                 meta.get(catalogue.PROJECT_ID_KEY)):
                         return
                     recent = listing_key(_last_activity(ledger), ledger.session)
                 else:

@@ -120,6 +120,8 @@ class Stamps:
 
 
 LEDGER = "/" + DB_NAME
+#: The columns every catalogue row starts with (the payload's follow).
+FIXED = ("name", "stamp", "listed", "project", "project_id")
 #: What a row read afresh holds in the columns only the index's search part fills.
 MISSING = {"id": None, "searched": b"", "docs": 0, "tokens": 0}
 STAMP = "<QQQqq"
@@ -142,8 +144,8 @@ def stamp_of(store, name):
 class Catalogue:
     """The store's readable sessions, and the skipped directories.
 
-    `rows` (made on first use) are tuples (name, stamp, listed, project,
-    *payload columns), most recent activity first. `unlisted` names the
+    `rows` (made on first use) are tuples FIXED + payload columns (name, stamp,
+    listed, project, project_id, ...), most recent activity first. `unlisted` names the
     skipped directories whose ledger opened but could not be summarized: a
     reader that needs less than a summary (search, export) tries them itself,
     as it always did. `version` is the index's version when nothing was read
@@ -173,7 +175,7 @@ class Catalogue:
     def _made(self):
         from om.derived.store_index import COLUMNS
 
-        columns = ("name", "stamp", "listed", "project", *self.payload)
+        columns = (*FIXED, *self.payload)
         have = {}
         if self.index is not None:
             version, rows = self.index.rows(columns, ordered=self.version is not None)
@@ -192,7 +194,7 @@ class Catalogue:
 
     def column(self, name):
         """{directory name: that column} of every row."""
-        at = ("name", "stamp", "listed", "project", *self.payload).index(name)
+        at = (*FIXED, *self.payload).index(name)
         return {row[0]: row[at] for row in self.rows}
 
 

@@ -59,7 +59,9 @@ def record_all(store, outcome="ok"):
 def test_without_om_in_any_client_there_is_one_line_about_it_and_nothing_else(tmp_path):
     found = report(tmp_path, tmp_path / "absent")
     assert found["clients"] == [] and found["stores"] == []
-    assert [c["check"] for c in found["checks"]] == ["runtime.version", "runtime.path", "clients"]
+    # The project memory is the machine's, not a client's: its lines stay (this run's project home exists).
+    assert [c["check"] for c in found["checks"]] == ["runtime.version", "runtime.path", "clients", "project.memory",
+                                                     "project.permissions"]
     (line,) = [c for c in found["checks"] if c["status"] != "ok"]
     assert line["status"] == "warn" and "nothing is captured automatically" in line["finding"]
     assert "claude plugin install om@observational-memory" in line["fix"]

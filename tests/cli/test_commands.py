@@ -174,9 +174,10 @@ def test_apply_assigns_ids_moves_the_cursor_and_records_the_time(om):
 
 def test_status_fields_come_in_contract_order(om):
     capture(om, "hello")
+    # The contract's fields first, in its order; then om's own (the project and its memory's counts).
     assert list(om("status").json) == [
         "session", "database", "paused", "through", "pending_sources", "pending_chars",
-        "estimated_pending_tokens", "active",
+        "estimated_pending_tokens", "active", "project_id", "project_memory",
     ]
     status = om("status").json
     assert status["pending_chars"] == 5 and status["estimated_pending_tokens"] == 2

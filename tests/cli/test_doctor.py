@@ -660,3 +660,42 @@ def check_session_dir(store):
     from om.ids import session_hash
 
     return f"session-{session_hash('s1')}"
+
+
+def test_the_project_memory_is_reported_with_its_home_projects_size_and_a_loose_mode_is_fixed_as_printed(tmp_path):
+    import subprocess
+
+    store = make_store(tmp_path)
+    codex = make_home(tmp_path, writable=store)
+    projects = tmp_path / "projects"
+    env = {"OM_PROJECT_HOME": str(projects)}
+    before = check(doctor(codex, store, env=env), "project.memory")
+    assert before["status"] == "ok" and f"project home {projects} ($OM_PROJECT_HOME) is not created yet" in before[
+        "finding"]
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    entry = run_om("--store", store, "--session", "s1", "apply", env=env, input=json.dumps({
+        "through": 1, "observations": [{"text": "Ports: 8080 for the API.", "source_ids": [
+            run_om("--store", store, "--session", "s1", "pending").json["sources"][0]["id"]]}]})).json["observations"][0]
+    promoted = run_om("--store", store, "--session", "s1", "promote", entry, "--project", str(folder), env=env)
+    assert promoted.returncode == 0, promoted
+
+    report = doctor(codex, store, env=env)
+    memory, permissions = check(report, "project.memory"), check(report, "project.permissions")
+    assert memory["status"] == "ok" and f"project home {projects} ($OM_PROJECT_HOME): 1 project, 1 active entry" \
+        in memory["finding"] and "(0 retired)" in memory["finding"]
+    assert memory["finding"].endswith(("bytes", "KB", "MB"))
+    assert permissions["status"] == "ok" and report.returncode == 0
+
+    (database,) = projects.glob("session-*/memory.sqlite3")
+    os.chmod(projects, 0o755)
+    os.chmod(database, 0o644)
+    loose = check(doctor(codex, store, env=env), "project.permissions")
+    assert loose["status"] == "warn" and "readable by other users" in loose["finding"]
+    ran = subprocess.run(["/bin/sh", "-c", loose["fix"]], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    assert ran.returncode == 0, ran.stderr
+    assert check(doctor(codex, store, env=env), "project.permissions")["status"] == "ok"
+    assert os.stat(projects).st_mode & 0o777 == 0o700 and os.stat(database).st_mode & 0o777 == 0o600
+    text = run_om("doctor", "--store", store, env={"CODEX_HOME": str(codex), **env}).stdout
+    assert "project.memory" in text and "project.permissions" in text

@@ -43,7 +43,7 @@ NAME = "om_store_index_v1"
 FOLDER = "index"
 FILE = "store-v1.sqlite3"
 #: Changing what a row holds or how it is keyed, or how om_fts tokenizes, changes this: another value means rebuild.
-FORMAT = "store-index 2;catalogue 1;docs 1;" + fts.FORMAT
+FORMAT = "store-index 2;catalogue 2;docs 1;" + fts.FORMAT
 #: A reader waits at most this long for another process's short write; a hook never waits.
 BUSY_SECONDS = 15.0
 
@@ -51,16 +51,18 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # One row per readable session directory. `stamp` is the ledger file's identity when the
     # row was read (empty when it must be read again); `listed` sorts the listing; `doc` is the
-    # listing row as canonical JSON (without the path of the database), `cells` as table cells.
+    # listing row as canonical JSON (without the path of the database), `cells` as table cells;
+    # `project` and `project_id` are the session's recorded root folder and project identity (om.project).
     # `recent` sorts cross-session search's ties (activity without creation); `searched` is the
     # stamp the session's documents were read at (empty: read them again), `docs` how many there are.
     # AUTOINCREMENT: an id, which keys a session's documents, is never given to another session.
     "CREATE TABLE IF NOT EXISTS sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE NOT NULL,"
     " stamp BLOB NOT NULL, session TEXT NOT NULL, project TEXT, activity TEXT, listed BLOB NOT NULL,"
     " doc TEXT NOT NULL, cells TEXT NOT NULL, recent BLOB NOT NULL, searched BLOB NOT NULL DEFAULT x'',"
-    " docs INTEGER NOT NULL DEFAULT 0)",
+    " docs INTEGER NOT NULL DEFAULT 0, project_id TEXT)",
     "CREATE INDEX IF NOT EXISTS sessions_listed ON sessions(listed)",
     "CREATE INDEX IF NOT EXISTS sessions_project ON sessions(project, listed)",
+    "CREATE INDEX IF NOT EXISTS sessions_project_id ON sessions(project_id, listed)",
     # Sessions whose text was forgotten, and when: rows read before that are never written back.
     "CREATE TABLE IF NOT EXISTS purged (name TEXT PRIMARY KEY, at INTEGER NOT NULL)",
     # Listings as printed from the catalogue at meta `version` (which every change of the index
@@ -69,7 +71,7 @@ SCHEMA = (
 ) + store_docs.SCHEMA
 
 #: The columns of a catalogue row, in the order `save` takes them.
-COLUMNS = ("name", "stamp", "listed", "project", "session", "activity", "doc", "cells", "recent")
+COLUMNS = ("name", "stamp", "listed", "project", "session", "activity", "doc", "cells", "recent", "project_id")
 
 
 def path_of(store):
@@ -124,16 +126,26 @@ class Index:
         return self._write(change, bump=False)
 
     def project_rows(self, project, limit, columns=COLUMNS):
-        """The first `limit` catalogue rows of one project, in listing order."""
+        """The first `limit` catalogue rows of one project (om.sessions.catalogue.Project), in listing order."""
+        where, args = project.where()
         return self.conn.execute(
-            f"SELECT {', '.join(columns)} FROM sessions WHERE project = ? ORDER BY listed LIMIT ?", (project, limit)
+            f"SELECT {', '.join(columns)} FROM sessions WHERE {where} ORDER BY listed LIMIT ?", (*args, limit)
         ).fetchall()
+
+    def projects(self, project=None):
+        """(version, [(project_id, project, how many rows)] of every distinct pair the catalogue holds (of one
+        Project), the pair of the row listed first first), read together."""
+        where, args = project.where() if project is not None else ("1", ())
+        with Transaction(self.conn, "DEFERRED", raw=True):
+            return self.version(), [tuple(row[:3]) for row in self.conn.execute(
+                f"SELECT project_id, project, count(*), min(listed) AS first FROM sessions WHERE {where}"
+                " GROUP BY project_id, project ORDER BY first", args)]
 
     def search_scope(self, columns, project=None):
         """(version, how many catalogue rows there are, those whose search rows are not current as tuples
         of `columns`: never read, or read at another stamp or an unsettled one), read together; of one
-        project when `project` is not None."""
-        scope, args = ("project = ?", (project,)) if project is not None else ("1", ())
+        project (om.sessions.catalogue.Project) when `project` is not None."""
+        scope, args = project.where() if project is not None else ("1", ())
         # Not current: om.sessions.searchindex.bring_up_to_date's rule, for rows the index holds (all have an id).
         stale = "(stamp = x'' OR searched != stamp)"
         with Transaction(self.conn, "DEFERRED", raw=True):
@@ -150,8 +162,9 @@ class Index:
                 f"SELECT {', '.join(columns)} FROM sessions WHERE id = ?", (session_id,)).fetchone()
 
     def project_ids(self, project):
-        """The ids of the catalogue rows of one project."""
-        return [i for (i,) in self.conn.execute("SELECT id FROM sessions WHERE project = ?", (project,))]
+        """The ids of the catalogue rows of one project (om.sessions.catalogue.Project)."""
+        where, args = project.where()
+        return [i for (i,) in self.conn.execute(f"SELECT id FROM sessions WHERE {where}", args)]
 
     def names(self):
         """Every session directory name the catalogue holds a row for."""
