@@ -17,3 +17,24 @@ def marker_checkpoint(pending, observation, marker="marker"):
     cited = [s["id"] for s in pending["sources"] if s["kind"] == "tool" and marker in s["text"]]
     return {"through": pending["through"],
             "observations": [{"text": observation, "importance": "high", "source_ids": cited}]}
+
+
+def promoting_checkpoint(pending, observation, marker="marker"):
+    """marker_checkpoint whose observation also moves into the project memory (`"promote": true`)."""
+    checkpoint = marker_checkpoint(pending, observation, marker)
+    for entry in checkpoint["observations"]:
+        entry["promote"] = True
+    return checkpoint
+
+
+def project_entry_ids(prime_output):
+    """Ids of the entries the project memory block of a `prime` lists, in its order."""
+    ids, inside = [], False
+    for line in prime_output.splitlines():
+        if line.startswith("# om project memory"):
+            inside = True
+        elif inside and line.startswith("- "):
+            ids.append(line.split()[1])
+        elif inside and not line.startswith("#"):
+            inside = False
+    return ids

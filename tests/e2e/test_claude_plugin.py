@@ -63,8 +63,9 @@ def after_continuation(request):
 
 
 def checkpointing_model(marker_command, observation, via="shell", final="Printed the marker.", apply_usage=None,
-                        mcp_prefix=MCP_PREFIX):
-    """A model that runs one command, then answers the checkpoint request with pending + apply."""
+                        mcp_prefix=MCP_PREFIX, checkpoint=marker_checkpoint):
+    """A model that runs one command, then answers the checkpoint request with pending + apply
+    (the checkpoint `checkpoint(pending, observation)` makes)."""
 
     def script(request):
         if request.is_compaction:
@@ -79,15 +80,15 @@ def checkpointing_model(marker_command, observation, via="shell", final="Printed
             if not outputs:
                 return shell(f"{command} pending")
             if len(outputs) == 1:
-                checkpoint = marker_checkpoint(json_in(outputs[0]), observation)
-                return shell(f"{command} apply <<'JSON'\n{json.dumps(checkpoint)}\nJSON", usage=apply_usage)
+                made = checkpoint(json_in(outputs[0]), observation)
+                return shell(f"{command} apply <<'JSON'\n{json.dumps(made)}\nJSON", usage=apply_usage)
         else:
             session = session_in(reason)
             if not outputs:
                 return tool_call(mcp_prefix + "pending", {"session": session})
             if len(outputs) == 1:
-                checkpoint = marker_checkpoint(json_in(outputs[0]), observation)
-                return tool_call(mcp_prefix + "apply", {"session": session, "checkpoint": checkpoint},
+                made = checkpoint(json_in(outputs[0]), observation)
+                return tool_call(mcp_prefix + "apply", {"session": session, "checkpoint": made},
                                  usage=apply_usage)
         return say("Checkpoint done.")
 

@@ -44,8 +44,10 @@ def outputs_of(items):
             for item in items if item.get("type") == "function_call_output"]
 
 
-def checkpointing_model(marker_command, observation, final="Printed the marker.", apply_usage=None):
-    """A model that runs one command, then answers a checkpoint request with pending + apply."""
+def checkpointing_model(marker_command, observation, final="Printed the marker.", apply_usage=None,
+                        checkpoint=marker_checkpoint):
+    """A model that runs one command, then answers a checkpoint request with pending + apply
+    (the checkpoint `checkpoint(pending, observation)` makes)."""
 
     def script(request):
         if request.is_compaction:
@@ -61,8 +63,8 @@ def checkpointing_model(marker_command, observation, final="Printed the marker."
         if not outputs:
             return shell(f"{command} pending")
         if len(outputs) == 1:
-            checkpoint = marker_checkpoint(json_in(outputs[0]), observation)
-            return shell(f"{command} apply <<'JSON'\n{json.dumps(checkpoint)}\nJSON", usage=apply_usage)
+            made = checkpoint(json_in(outputs[0]), observation)
+            return shell(f"{command} apply <<'JSON'\n{json.dumps(made)}\nJSON", usage=apply_usage)
         return say("Checkpoint done.")
 
     return script
