@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from om_runs import export_commit
+from om_runs import export_commit, project_home
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLUGIN = ROOT
@@ -165,6 +165,7 @@ def main():
                 fh.write(python + "\n")
             plugin = ROOT
             clean = {k: v for k, v in os.environ.items() if not k.startswith(("OM_", "PLUGIN_", "CLAUDE_"))}
+            clean["OM_PROJECT_HOME"] = project_home()
             # Codex sets both spellings for plugin hooks; Claude Code only its own.
             env = dict(clean, PLUGIN_ROOT=plugin, PLUGIN_DATA=store, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)
             claude_env = dict(clean, CLAUDE_PLUGIN_ROOT=plugin, CLAUDE_PLUGIN_DATA=store)

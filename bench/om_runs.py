@@ -26,7 +26,25 @@ WORDS = ("build cache deploy retry timeout redis postgres kafka nginx gradle doc
 def _env(root=ROOT):
     env = dict(os.environ, PYTHONPATH=root)
     env.pop("OBSERVATIONAL_MEMORY_STORE", None)
+    # A hook or command run in a repository caches its project identity in the project home: a
+    # benchmark's own, so that no run leaves anything in the user's.
+    env.setdefault("OM_PROJECT_HOME", project_home())
     return env
+
+
+_project_home = []
+
+
+def project_home():
+    """A project home (om.project.home) of this benchmark process, removed when it ends."""
+    if not _project_home:
+        import atexit
+        import shutil
+        import tempfile
+
+        _project_home.append(tempfile.mkdtemp(prefix="om-bench-projects-"))
+        atexit.register(shutil.rmtree, _project_home[0], True)
+    return _project_home[0]
 
 
 def export_commit(rev, into):

@@ -29,8 +29,8 @@ the decisions, conventions and traps a repository's sessions write down, each on
 
 The store is written as bench/sessions.py writes its large one (v1 ledgers of 200 sources and
 5 observations each, the last active an hour apart): about 1.5 GB and minutes for 10,000, so it
-is kept, with its repository, in --cache (default `$XDG_CACHE_HOME/om-bench/project-<sessions>`,
-else `~/.cache/...`; outside any checkout) and reused by the next run; the sessions a run adds
+is kept, with its repository, in --cache (default `<dev cache>/bench/project-<sessions>`, beside
+bench/realistic.py's store: scripts/dev-cache, outside any checkout) and reused by the next run; the sessions a run adds
 are removed when it ends (and any left by an interrupted run, when the next one starts).
 --no-cache writes it in a temporary folder and removes it. Its store index (om.derived.store_index,
 which the pointer reads when present) is written by one `om sessions` before the rounds, as a
@@ -54,6 +54,7 @@ import time
 
 from hook import codex_hooks, p95, real_interpreter, registered_argv
 from om_runs import ROOT, om
+from realistic import cache_root
 from sessions import build_v1_store
 
 sys.path.insert(0, ROOT)
@@ -300,8 +301,7 @@ def check(row, out, entries):
 
 
 def default_cache(sessions):
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "om-bench", f"project-{sessions}")
+    return os.path.join(cache_root(), f"project-{sessions}")
 
 
 def main():
