@@ -75,11 +75,12 @@ def change(store, op, session, other, text):
     elif op == "rewrite" and exists:
         # What forget does: the same rows, one text replaced in place, om_generation bumped, and the
         # ledger's own derived tables dropped in the same transaction.
-        from om.derived import invalidate_all
+        from om.derived import fts, sizes, view_order
 
         conn = sqlite3.connect(path, isolation_level=None)
         with conn:
-            invalidate_all(conn)
+            for table in (sizes, view_order, fts):  # as Ledger.rows_rewritten drops them
+                table.invalidate(conn)
             conn.execute("UPDATE sources SET body = json_set(body, '$.text', 'x' || substr(json_extract(body,"
                          " '$.text'), 2)) WHERE seq = (SELECT min(seq) FROM sources)")
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('om_generation', coalesce((SELECT value + 1 FROM meta"
