@@ -99,7 +99,9 @@ def ledgers(folder, unborn=()):
     """
     found = {}
     for db in sorted(folder.glob("session-*/memory.sqlite3")):
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        # Read-write, as v1 peers open a ledger: a hook killed mid-transaction leaves a hot journal,
+        # which the first connection that can write rolls back (a read-only one cannot read past it).
+        conn = sqlite3.connect(str(db))
         try:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",), db
             if not conn.execute("SELECT 1 FROM sqlite_master").fetchone():
@@ -180,8 +182,11 @@ def test_a_move_killed_at_any_moment_leaves_every_session_whole_in_one_place_and
     began = when_it_exists(store)
     assert proc.wait(timeout=60) == 0
     span = time.monotonic() - began
-    cut = 0
-    for round_ in range(12):
+    cut, round_ = 0, -1
+    # At least 12 rounds, and more (up to 40) until 3 kills landed mid-move: on a loaded machine one
+    # calibration says little, so the window follows where the kills land.
+    while round_ < 11 or cut < 3 and round_ < 39:
+        round_ += 1
         base = tmp_path / f"round-{round_}"
         home, data, store = layout(base)
         old_store(data, sessions, base)
@@ -194,6 +199,10 @@ def test_a_move_killed_at_any_moment_leaves_every_session_whole_in_one_place_and
         moved, left = ledgers(store, ["killed"]) if store.is_dir() else {}, ledgers(data, ["killed"])
         assert (moved.get("killed") or left.get("killed") or ["never mind"]) == ["never mind"], round_
         cut += bool(moved) and bool(left)
+        if moved and not left:
+            span *= 0.7  # the move had finished: kill sooner
+        elif left and not moved:
+            span *= 1.3  # it had not begun moving sessions: kill later
         assert not set(moved) & set(left), f"round {round_}: a session in both places"
         assert set(sessions) <= set(moved) | set(left), f"round {round_}: a session lost"
         for session in sessions:
@@ -204,7 +213,7 @@ def test_a_move_killed_at_any_moment_leaves_every_session_whole_in_one_place_and
         assert not list(data.glob("session-*")), f"round {round_}"
         assert all(found[s] == ["template prompt", "template output"] for s in sessions)
         assert found["after"] == ["the next prompt"]
-    assert cut >= 3, f"only {cut} of 12 kills landed in the middle of a move: the test proved little"
+    assert cut >= 3, f"only {cut} of {round_ + 1} kills landed in the middle of a move: the test proved little"
 
 
 def when_it_exists(path, timeout=60):
