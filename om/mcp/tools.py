@@ -279,6 +279,16 @@ def _search_module():
     return search if callable(getattr(search, "search", None)) else None
 
 
+#: om sync (om.sync): its status only; syncing is the user's decision, not an agent's.
+SYNC_STATUS = (
+    "How this store's memory travels between machines (om sync), as JSON: each remote (where, share level,"
+    " last sync, what waits to go out, the writers seen with their labels), and the tombstones their owners"
+    " have not acknowledged yet. Read-only and offline; it never syncs (the user runs om sync).",
+    _schema(),
+    True,
+)
+
+
 def catalogue():
     """name -> (description, schema, read_only) of the tools this runtime offers."""
     tools = dict(TOOLS)
@@ -289,6 +299,7 @@ def catalogue():
     tools["export"] = EXPORT
     tools["ingest"] = INGEST
     tools["doctor"] = DOCTOR
+    tools["sync_status"] = SYNC_STATUS
     return tools
 
 
@@ -379,6 +390,13 @@ def call(store, name, arguments):
         raise store if isinstance(store, OmError) else UsageError("om: no store")
     if name == "export":
         return _export(store, session, args)
+    if name == "sync_status":
+        from om.jsonio import dumps
+        from om.store import validate_session
+        from om.sync.status import report
+
+        validate_session(session)
+        return dumps(report(store))
     if name == "ingest":
         return _ingest(store, session, args)
 
