@@ -234,13 +234,27 @@ def _run_fork(args):
 
 
 def _add_import(p):
-    p.add_argument("--from-store", required=True)
-    p.add_argument("--from-session", required=True)
+    p.add_argument("--from-store", help="the store holding the session to import (with --from-session)")
+    p.add_argument("--from-session", help="the session to import")
+    p.add_argument("--from-mirror", metavar="WRITER/SESSION",
+                   help="a session another machine published (om sync): its writer's id or label, then its id")
 
 
 def _run_import(args):
     from om.transfer import import_session
 
+    if args.from_mirror is not None:
+        if args.from_store is not None or args.from_session is not None:
+            raise UsageError("om: import takes --from-mirror, or --from-store and --from-session")
+        writer, slash, session = args.from_mirror.partition("/")
+        if not slash or not writer or not session:
+            raise UsageError("om: import --from-mirror takes WRITER/SESSION (om sessions lists the mirrors)")
+        from om.sync.readers import writer_folder
+
+        store = _store_path(args)
+        return _json(import_session(store, _session(args), writer_folder(store, writer), session))
+    if args.from_store is None or args.from_session is None:
+        raise UsageError("om: import needs --from-store and --from-session (or --from-mirror WRITER/SESSION)")
     return _json(import_session(_store_path(args), _session(args), args.from_store, args.from_session))
 
 
@@ -287,7 +301,8 @@ def _run_project(args):
                 return _json(verbs.retire(directory, args, ledger))
         return _json(verbs.retire(directory, args, None))
     if verb == "view":
-        text, value = verbs.view(directory, args.all or args.view_json, args.all)
+        store = args.store if args.store is not None else os.environ.get(STORE_ENV)
+        text, value = verbs.view(directory, args.all or args.view_json, args.all, store)
         return Reply(text) if value is None else _json(value)
     text, value = verbs.name(directory)
     return _json(value) if args.json else Reply(text)

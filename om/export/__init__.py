@@ -38,21 +38,25 @@ def render(store, session, fmt, all_sessions=False):
         raise InputError(f"om: export format must be md, json or html, got {fmt!r}")
     from om.export.reader import read_all, read_session
 
+    mirrors = []
     if all_sessions:
+        from om.export.reader import read_mirrors
+
         snapshots, skipped = read_all(store)
+        mirrors = read_mirrors(store)
     else:
         snapshots, skipped = [read_session(store, session)], None
     if fmt == "json":
         from om.export.jsondoc import render_json
 
-        return render_json(snapshots, all_sessions, skipped or ()), skipped
+        return render_json(snapshots, all_sessions, skipped or (), mirrors), skipped
     if fmt == "md":
         from om.export.markdown import render_markdown
 
-        return render_markdown(snapshots, all_sessions, skipped or ()), skipped
+        return render_markdown(snapshots + mirrors, all_sessions, skipped or ()), skipped
     from om.export.browser import render_html
 
-    return render_html(snapshots, all_sessions, skipped or ()), skipped
+    return render_html(snapshots + mirrors, all_sessions, skipped or ()), skipped
 
 
 def run(store, session, fmt, out=None, all_sessions=False):

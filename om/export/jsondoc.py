@@ -8,7 +8,11 @@ Invariants:
 - The text is the canonical encoding of `om.jsonio.dumps`, one line.
 - A store-wide document (`"scope": "store"`) also lists under `skipped` the
   session directories it could not read, `{"directory", "error"}` each (an
-  addition a version-1 reader may ignore: every session it does hold is whole).
+  addition a version-1 reader may ignore: every session it does hold is whole),
+  and, when the store keeps mirrors of other machines (om sync), lists them
+  under `mirrors`, each a session as above with its `origin` {remote, writer,
+  label}: apart from `sessions`, so rebuilding a store from the document
+  rebuilds its own sessions only.
 """
 
 from om import __version__
@@ -19,29 +23,32 @@ FORMAT = "om-export"
 VERSION = 1
 
 
-def document(snapshots, all_sessions, skipped=()):
+def _session(s):
+    return {
+        "session": s["session"],
+        "project": s["project"],
+        "meta": s["meta"],
+        "last_activity": s["last_activity"],
+        "counts": counts(s),
+        "sources": s["sources"],
+        "entries": s["entries"],
+    }
+
+
+def document(snapshots, all_sessions, skipped=(), mirrors=()):
     doc = {
         "format": FORMAT,
         "version": VERSION,
         "generator": f"om {__version__}",
         "scope": "store" if all_sessions else "session",
-        "sessions": [
-            {
-                "session": s["session"],
-                "project": s["project"],
-                "meta": s["meta"],
-                "last_activity": s["last_activity"],
-                "counts": counts(s),
-                "sources": s["sources"],
-                "entries": s["entries"],
-            }
-            for s in snapshots
-        ],
+        "sessions": [_session(s) for s in snapshots],
     }
     if all_sessions:
         doc["skipped"] = list(skipped)
+    if mirrors:
+        doc["mirrors"] = [dict(_session(s), origin=s["origin"]) for s in mirrors]
     return doc
 
 
-def render_json(snapshots, all_sessions, skipped=()):
-    return dumps(document(snapshots, all_sessions, skipped)) + "\n"
+def render_json(snapshots, all_sessions, skipped=(), mirrors=()):
+    return dumps(document(snapshots, all_sessions, skipped, mirrors)) + "\n"

@@ -233,7 +233,7 @@ def _project_tool(store, session, name, args):
         raise InputError("om: project_view: argument 'all' must be true or false")
     with Ledger.read(store, session) as ledger:
         identity = memory.identity_of_session(ledger)
-    found = memory.memory_entries(identity)
+    found = memory.with_mirrored(memory.memory_entries(identity), memory.mirrored_entries(store, identity.key))
     if everything:
         return dumps(found)
     text = block.render(found, identity.key, time.time(), 12_000, memory.view_command(identity))

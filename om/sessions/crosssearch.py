@@ -22,6 +22,11 @@ Invariants:
 - Every result names its session; a session directory that cannot be read is
   skipped and named, never fatal; nothing is created but the store index,
   where the store can be written.
+- The mirrors `om sync` keeps (om.sync.readers) are searched too, each as one
+  session (read-only), their results naming their writer under `mirror`; then
+  every record id is shown once (a session on two machines, the same evidence
+  imported twice): the most forgotten copy wins, then a retired one, then the
+  store's own, then the better score.
 """
 
 import os
@@ -74,8 +79,38 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
             listed.index.close()
     if expanded is not None:
         found["expansion"], found["results"] = expanded
+    _with_mirrors(store, found, root, sources, retired, limit)
     single.cut_snippets(found, q)
     return found
+
+
+def _forgotten(result):
+    from om.ledger.forget import MARKER
+
+    return str(result.get("snippet") or "").count(MARKER)
+
+
+def _with_mirrors(store, found, root, sources, retired, limit):
+    """Add the results of the store's mirrors (om sync), each record once (see the module docstring)."""
+    from om.sync import readers
+
+    if not readers.has_mirrors(store):
+        return
+    key = None
+    if root is not None:
+        from om.project.identity import identify
+
+        key = identify(root).key
+    mirrored, searched = readers.search(store, found["query"], sources, retired, limit, key)
+    found["mirrors"] = searched
+    best = {}
+    for rank, result in enumerate(found["results"] + mirrored):
+        # The most forgotten copy, then a retired one, then this store's own, then the better score.
+        order = (-_forgotten(result), result.get("active", True), "mirror" in result, -result["score"], rank)
+        if result["id"] not in best or order < best[result["id"]][0]:
+            best[result["id"]] = (order, result)
+    merged = sorted(best.values(), key=lambda item: (-item[1]["score"], item[0][-1]))
+    found["results"] = [result for _, result in merged[:limit]]
 
 
 class Scope:

@@ -10,6 +10,9 @@ Invariants:
   or each row's JSON.
 - While nothing changed in the store since the index last changed, the text
   printed then is printed again, from the index.
+- The mirrors `om sync` keeps (om.sync.readers) follow the store's own
+  sessions, named by the writer that published them: a second table, or the
+  JSON document's `mirrors` list (absent when the store has none).
 """
 
 import os
@@ -62,15 +65,35 @@ def listing_text(store, project=None, as_json=False, progress=None):
         if found.version is not None:
             text = index.output(key, found.version)
             if text is not None:
-                return text, found.skipped
+                return _with_mirrors(store, root, text, as_json), found.skipped
         listing = _listing(found, root, ("doc",) if as_json else ("cells",))
         text = listing_json(listing) + "\n" if as_json else render_table(listing)
         if found.version is not None:
             index.save_output(key, found.version, text)
-        return text, listing["skipped"]
+        return _with_mirrors(store, root, text, as_json), listing["skipped"]
     finally:
         if index is not None:
             index.close()
+
+
+def _with_mirrors(store, root, text, as_json):
+    """The listing with the store's mirrors (om sync) after its own sessions: a second table, or a
+    `mirrors` list in the JSON document; unchanged for a store that has none."""
+    from om.sync import readers
+
+    if not readers.has_mirrors(store):
+        return text
+    key = None
+    if root is not None:
+        from om.project.identity import identify
+
+        key = identify(root).key
+    found = readers.rows(store, key)
+    if as_json:
+        from om.jsonio import dumps
+
+        return text.rstrip("\n")[:-1] + ',"mirrors":' + dumps(found) + "}\n"
+    return text + readers.table(found)
 
 
 def listing_json(listing):
