@@ -39,7 +39,7 @@ def report(store):
                             writers=writers))
     unacked = [{k: t[k] for k in ("tid", "owner", "session", "id", "field", "at") if k in t}
                for t in sorted(own, key=lambda t: (t.get("at") or "", t["tid"]))
-               if not t.get("whole") and t["tid"] not in acked.get(t["owner"], set())]
+               if not t.get("whole") and not t.get("done") and t["tid"] not in acked.get(t["owner"], set())]
     return {"store": store, "writer": config["writer"], "label": config.get("label") or "", "remotes": remotes,
             "tombstones": {"published": len(own), "unacknowledged": unacked}}
 

@@ -17,11 +17,14 @@ Invariants:
   equal to `after` or to the marker stays; a text hashing to `base` becomes
   `after`; any other text becomes the marker (the owner changed it
   meanwhile: the rule errs towards forgetting). Several tombstones for one
-  text apply in tid order, and the outcome does not depend on that order, so
+  text apply in one order (time, then tid) everyone shares, so
   every machine shows the same text at every moment, and texts only move
   towards more forgotten.
-- Grow-only: this writer's tombstones (sync/tombstones.jsonl) are appended,
-  never rewritten, and published whole (sorted by tid) in its tree. Readers
+- Grow-only: this writer's tombstones (sync/tombstones.jsonl) are appended
+  and published whole (sorted by tid) in its tree; a tombstone is never
+  removed, but once its owner has acknowledged it, its text (`base`,
+  `after`: the rest of the record, which the owner may forget too) is
+  dropped (`"done": true`) and the writer republishes without history. Readers
   apply every tombstone whose owner has not acknowledged it; once the owner
   acknowledges a tid (`acks.jsonl` of its tree), readers show the owner's
   own text, into which it has applied the same rule.
@@ -54,7 +57,8 @@ def rule(text, tomb):
 
 
 def apply_all(text, tombs):
-    for tomb in sorted(tombs, key=lambda t: t["tid"]):
+    # Oldest first (a later forget saw the earlier one's text), then by tid: one order for everyone.
+    for tomb in sorted(tombs, key=lambda t: (t["at"], t["tid"])):
         text = rule(text, tomb)
     return text
 
@@ -87,15 +91,21 @@ def checked(value):
 
     if not isinstance(value, dict) or not is_hex(value.get("tid"), 32) or not is_writer(value.get("owner")):
         return None
+    at = str(value.get("at") or "")[:20]
     if value.get("whole") is True:
-        return {"tid": value["tid"], "owner": value["owner"], "whole": True, "at": str(value.get("at") or "")[:20]}
-    session, item, after = value.get("session"), value.get("id"), value.get("after")
+        return {"tid": value["tid"], "owner": value["owner"], "whole": True, "at": at}
+    session, item = value.get("session"), value.get("id")
     if not (isinstance(session, str) and 0 < len(session) <= 256 and isinstance(item, str) and len(item) == 26
-            and item[:2] in ("s-", "o-", "r-") and is_hex(item[2:], 24) and value.get("field") in FIELDS
-            and is_hex(value.get("base"), 64) and isinstance(after, str) and len(after) <= MAX_AFTER_CHARS):
+            and item[:2] in ("s-", "o-", "r-") and is_hex(item[2:], 24) and value.get("field") in FIELDS):
         return None
-    return {k: value[k] for k in ("tid", "owner", "session", "id", "field", "base", "after")} | {
-        "at": str(value.get("at") or "")[:20]}
+    found = {k: value[k] for k in ("tid", "owner", "session", "id", "field")}
+    found["at"] = at
+    if value.get("done") is True:
+        return dict(found, done=True)
+    after = value.get("after")
+    if not (is_hex(value.get("base"), 64) and isinstance(after, str) and len(after) <= MAX_AFTER_CHARS):
+        return None
+    return dict(found, base=value["base"], after=after)
 
 
 def parse_lines(data):
@@ -149,6 +159,26 @@ def own(store):
         return []
 
 
+def settle(store, tombs, index):
+    """Drop the text (`base`, `after`) of this writer's tombstones their owner has acknowledged; the tids settled.
+
+    `after` holds the rest of the record's text, which its owner may forget
+    later: once the owner has applied a tombstone nobody needs it, so it
+    leaves the file (rewritten whole) and the caller republishes without history.
+    """
+    from om.store import write_atomically
+    from om.sync.layout import tombstones_path
+
+    settled = {t["tid"] for t in tombs if not t.get("whole") and not t.get("done")
+               and t["tid"] in index.acks.get(t["owner"], set())}
+    if not settled:
+        return settled
+    kept = [dict({k: t[k] for k in ("tid", "owner", "session", "id", "field", "at")}, done=True)
+            if t["tid"] in settled else t for t in tombs]
+    write_atomically(tombstones_path(store), file_bytes(kept), mode=0o600)
+    return settled
+
+
 def append(store, tombs):
     """Add tombstones to this store's file (appended and fsynced: the file only grows)."""
     if not tombs:
@@ -176,7 +206,8 @@ class Index:
 
     def add(self, tombs, writer=None, acks=()):
         for tomb in tombs:
-            self.tombs.setdefault(tomb["tid"], tomb)
+            if not tomb.get("done"):  # acknowledged, and its text dropped: nothing left to apply
+                self.tombs.setdefault(tomb["tid"], tomb)
         if writer is not None:
             self.acks.setdefault(writer, set()).update(acks)
 

@@ -230,6 +230,11 @@ def _sync_remote(store, config, repo, name):
     for w in writers.values():
         if w.usable:
             index.add(w.tombstones, w.writer, w.acks)
+    if tombstones.settle(store, own, index):
+        own = tombstones.own(store)
+        for other in config["remotes"]:
+            configs.remote_state(state, other)["pending_rewrite"] = True
+        configs.save_state(store, state)
     if me in index.forgotten_writers():
         raise Conflict(f"om: this store's writer id {me} was forgotten on {name} (om sync forget-writer); run om"
                        f" --store {store} sync init --new-identity")
