@@ -240,11 +240,15 @@ def key(pending):
 
 
 def apply_owned(store, writer, index, acks):
-    """Apply the tombstones addressed to this writer to its own ledgers; (newly acknowledged tids, rewritten ledgers).
+    """Apply the tombstones addressed to this writer to its own ledgers.
 
-    Each ledger is rewritten through its forget transaction and compacted; a
-    tombstone for a session or record this store no longer holds is
-    acknowledged as it is (nothing of it is left to forget).
+    Returns (newly acknowledged tids, [(home, session)] of the ledgers they
+    name, [(home, session)] of those rewritten now). Each ledger is rewritten
+    through its forget transaction and compacted; a tombstone for a session or
+    record this store no longer holds is acknowledged as it is (nothing of it
+    is left to forget). Run again after a kill, it rewrites nothing more (the
+    rule keeps a text already rewritten) but names the same ledgers, so what
+    derived data the caller drops for them is dropped.
     """
     import os
 
@@ -257,12 +261,13 @@ def apply_owned(store, writer, index, acks):
     by_session = {}
     for tomb in todo:
         by_session.setdefault(tomb["session"], []).append(tomb)
-    acked, rewritten = [], []
+    acked, touched, rewritten = [], [], []
     for session, tombs in sorted(by_session.items()):
         home = project_home() if is_project_session(session) else store
         if not os.path.isfile(database_path(home, session)):
             acked += [t["tid"] for t in tombs]
             continue
+        touched.append((home, session))
         with Ledger.open(home, session, create=False) as ledger:
             rewrites = {}
             for (item, field), group in _grouped(tombs).items():
@@ -277,7 +282,7 @@ def apply_owned(store, writer, index, acks):
                 ledger.compact()
                 rewritten.append((home, session))
         acked += [t["tid"] for t in tombs]
-    return acked, rewritten
+    return acked, touched, rewritten
 
 
 def _grouped(tombs):

@@ -66,10 +66,15 @@ def origin_url(project):
         raise InputError(str(e)) from None
 
 
-def fetch(repo, name, remote, state):
-    """Fetch every writer's ref; {writer: (old commit or None, new commit or None)} of what changed, and notices."""
+def tracked(repo, name):
+    """{writer: commit} as the remote `name` last showed them."""
     prefix = tracking_prefix(name)
-    before = {ref[len(prefix):]: sha for ref, sha in repo.refs(prefix).items()}
+    return {ref[len(prefix):]: sha for ref, sha in repo.refs(prefix).items()}
+
+
+def fetch(repo, name, remote, state):
+    """Fetch every writer's ref (its tracking refs follow the remote); the notices of what could not be read."""
+    prefix = tracking_prefix(name)
     notices = []
     if remote["kind"] == "folder":
         notices = _fetch_folder(repo, name, remote, state)
@@ -80,9 +85,7 @@ def fetch(repo, name, remote, state):
         if code != 0:
             raise Unavailable(f"om: cannot fetch from sync remote {name} ({shown(url)}): {last_line(err)};"
                               " nothing was changed, the next om sync completes it")
-    after = {ref[len(prefix):]: sha for ref, sha in repo.refs(prefix).items()}
-    changed = {w: (before.get(w), after.get(w)) for w in set(before) | set(after) if before.get(w) != after.get(w)}
-    return changed, notices
+    return notices
 
 
 def _fetch_folder(repo, name, remote, state):

@@ -210,15 +210,25 @@ def _sync_remote(store, config, repo, name):
     rstate = configs.remote_state(state, name)
     local = publish.local_ref(name)
     before = repo.ref(local)
-    changed, notices = transport.fetch(repo, name, remote, rstate)
-    configs.save_state(store, state)
+    # What the remote showed before this fetch, kept until it is judged: a sync killed after the fetch
+    # still finds a rewritten (or removed) writer's history in its next run, and purges it.
+    if rstate.get("fetched_from") is None:
+        rstate["fetched_from"] = transport.tracked(repo, name)
+        configs.save_state(store, state)
+    notices = transport.fetch(repo, name, remote, rstate)
     prefix = transport.tracking_prefix(name)
-    tracked = {ref[len(prefix):]: sha for ref, sha in repo.refs(prefix).items()}
+    tracked = transport.tracked(repo, name)
+    old_refs = rstate["fetched_from"]
+    changed = {w: (old_refs.get(w), tracked.get(w)) for w in set(old_refs) | set(tracked)
+               if old_refs.get(w) != tracked.get(w)}
+    if any(old is not None and (new is None or not repo.is_ancestor(old, new))
+           for writer, (old, new) in changed.items() if writer != me):
+        state["purge_pending"] = True
+    rstate["fetched_from"] = None
+    configs.save_state(store, state)
     mine = tracked.get(me)
     if mine is not None and mine not in (rstate["last_pushed"], before):
         raise _cloned(store, me)
-    forced = any(old is not None and (new is None or not repo.is_ancestor(old, new))
-                 for writer, (old, new) in changed.items() if writer != me)
     # What the others publish: their tombstones and acknowledgements first.
     writers = mirrors.read_writers(repo, {w: c for w, c in tracked.items() if w != me})
     for w in writers.values():
@@ -238,17 +248,21 @@ def _sync_remote(store, config, repo, name):
     if me in index.forgotten_writers():
         raise Conflict(f"om: this store's writer id {me} was forgotten on {name} (om sync forget-writer); run om"
                        f" --store {store} sync init --new-identity")
-    acked, rewritten = tombstones.apply_owned(store, me, index, set(state["acks"]))
+    acked, touched, rewritten = tombstones.apply_owned(store, me, index, set(state["acks"]))
     if acked:
+        _unindex(store, touched)
         state["acks"] = sorted(set(state["acks"]) | set(acked))
         index.add([], me, acked)
         if rewritten:
-            _unindex(store, rewritten)
             for other in config["remotes"]:
                 configs.remote_state(state, other)["pending_rewrite"] = True
         configs.save_state(store, state)
     # This writer's publication.
     rewrite = bool(rstate["pending_rewrite"])
+    if rewrite or rewritten:
+        # Recorded before anything moves: a sync killed before its purge leaves it to the next.
+        state["purge_pending"] = True
+        configs.save_state(store, state)
     tree = publish.published_tree(repo, before)
     items, withheld, skipped, fresh = outbox.collect(store, remote, rstate["published"], set(tree.values()))
     notices += [f"om: not published (unreadable): {s['directory']}: {s['error']}" for s in skipped]
@@ -277,9 +291,11 @@ def _sync_remote(store, config, repo, name):
     # What the others publish, as mirrors.
     report = mirrors.refresh(store, repo, name, me, writers, index)
     notices += report["skipped"]
-    purged = bool(rewrite or forced or rewritten)
+    purged = bool(state.get("purge_pending"))
     if purged:
         repo.purge()
+        state["purge_pending"] = False
+        configs.save_state(store, state)
     now = _now()
     seen = rstate["writers"]
     mine_tids = {t["tid"] for t in own}
