@@ -43,8 +43,11 @@ def _environment(extra=None):
 def run(args, seconds, input=None, env=None, keep_stderr=True):
     """`(exit code, stdout bytes, stderr bytes)` of `git ARGS`, or None when it ran past `seconds`.
 
-    `input`: bytes for its standard input (None: /dev/null). `env`: variables added
-    to its environment. With `keep_stderr` False its standard error is discarded.
+    `input`: bytes for its standard input, or an iterable of bytes pulled one
+    piece at a time as git takes them (a stream larger than memory should hold;
+    an exception it raises kills git and propagates); None: /dev/null. `env`:
+    variables added to its environment. With `keep_stderr` False its standard
+    error is discarded.
     """
     import select
     import time
@@ -68,11 +71,9 @@ def run(args, seconds, input=None, env=None, keep_stderr=True):
             posix.close(fd)
     chunks: dict = {out_r: [], err_r: []}
     reading = [fd for fd in (out_r, err_r) if fd >= 0]
-    pending = memoryview(input or b"")
+    feed = iter(()) if input is None else iter((input,)) if isinstance(input, (bytes, bytearray)) else iter(input)
+    pending = memoryview(b"")
     writing = [in_w] if in_w >= 0 else []
-    if writing and not len(pending):
-        posix.close(in_w)
-        writing = []
     try:
         while reading or writing:
             remaining = deadline - time.monotonic()
@@ -89,14 +90,24 @@ def run(args, seconds, input=None, env=None, keep_stderr=True):
                     reading.remove(fd)
                     posix.close(fd)
             if ready[1]:
-                try:
-                    written = posix.write(in_w, pending[:_CHUNK])
-                except BrokenPipeError:
-                    written = len(pending)  # git stopped reading: its exit status says why
-                pending = pending[written:]
+                while not len(pending):
+                    piece = next(feed, None)
+                    if piece is None:
+                        break
+                    pending = memoryview(piece)
                 if not len(pending):
                     posix.close(in_w)
                     writing = []
+                    continue
+                try:
+                    written = posix.write(in_w, pending[:_CHUNK])
+                except BrokenPipeError:
+                    written, feed = len(pending), iter(())  # git stopped reading: its exit status says why
+                pending = pending[written:]
+    except BaseException:
+        posix.kill(pid, 9)
+        posix.waitpid(pid, 0)
+        raise
     finally:
         for fd in reading + writing:
             posix.close(fd)

@@ -166,20 +166,12 @@ def refresh(store, repo, remote, me, writers, index):
                 continue
             todo.append((w, key, digest, blob, directory, pending_by_hash.get(digest, [])))
         _sweep(folder, keep, report)
-    blobs = repo.blobs([item[3] for item in todo], projection.MAX_FILE_BYTES)
-    for w, key, digest, blob, directory, tombs in todo:
-        data = blobs.get(blob)
-        try:
-            if data is None:
-                raise projection.Malformed("missing or too large")
-            parsed = projection.parse(data, key, digest)
-        except projection.Malformed as e:
-            report["skipped"].append(f"om: skipped session file p/{key}/{digest}.jsonl of writer {w.writer}"
-                                     f" ({w.label or 'no label'}): {e}")
-            _remove(directory, report)
-            continue
-        _build(directory, remote, w, blob, parsed, tombs)
-        report["rebuilt"] += 1
+    by_blob = {}
+    for item in todo:
+        by_blob.setdefault(item[3], []).append(item)
+    for sha, data in repo.blobs_in_batches(list(by_blob), projection.MAX_FILE_BYTES):
+        for w, key, digest, blob, directory, tombs in by_blob[sha]:
+            _rebuild(report, remote, w, key, digest, blob, directory, tombs, data)
     try:
         present = sorted(os.listdir(root))
     except OSError:
@@ -188,6 +180,23 @@ def refresh(store, repo, remote, me, writers, index):
         if is_writer(name) and name not in wanted_writers:
             _remove(os.path.join(root, name), report, count=False)
     return report
+
+
+def _rebuild(report, remote, w, key, digest, blob, directory, tombs, data):
+    """Rebuild one mirror from its blob's bytes, or remove it (reported) when they are not a session file."""
+    from om.sync import projection
+
+    try:
+        if data is None:
+            raise projection.Malformed("missing or too large")
+        parsed = projection.parse(data, key, digest)
+    except projection.Malformed as e:
+        report["skipped"].append(f"om: skipped session file p/{key}/{digest}.jsonl of writer {w.writer}"
+                                 f" ({w.label or 'no label'}): {e}")
+        _remove(directory, report)
+        return
+    _build(directory, remote, w, blob, parsed, tombs)
+    report["rebuilt"] += 1
 
 
 def _sweep(folder, keep, report):

@@ -62,49 +62,62 @@ def _directories(store):
     return found
 
 
+class Collection:
+    """The outbox of one remote, read one ledger at a time as it is iterated (Items: bytes only for the
+    sessions whose blob is not stored yet). Once iterated: `withheld` ([{session, id}] of texts
+    held back as secrets), `skipped` ([{directory, error}] of unreadable ledgers) and `fresh` (the
+    remote's new {name: {"fp", "path", "blob"}} cache)."""
+
+    def __init__(self, store, remote, cache, have):
+        self.store, self.remote, self.cache, self.have = store, remote, cache, have
+        self.withheld, self.skipped, self.fresh = [], [], {}
+
+    def __iter__(self):
+        from om.ledger import Ledger
+        from om.store import DB_NAME
+
+        share, hold = self.remote["share"], int(self.remote.get("hold") or 0)
+        wanted = (self.remote.get("project") or {}).get("key")
+        cutoff = _cutoff(hold) if hold else None
+        for directory, is_project in _directories(self.store):
+            name = ("project/" if is_project else "") + os.path.basename(directory)
+            fp = _fingerprint(os.path.join(directory, DB_NAME)) + [share, hold]
+            known = self.cache.get(name)
+            if not hold and known and known.get("fp") == fp and (
+                    known.get("path") is None or known.get("blob") in self.have):
+                self.fresh[name] = known
+                if known.get("path"):
+                    yield Item(known["path"], known["blob"], None)
+                continue
+            try:
+                with Ledger.open_directory(os.path.dirname(directory), directory) as ledger:
+                    with ledger.reading():
+                        snapshot = _snapshot(ledger, is_project)
+            except Exception as e:  # a damaged ledger is named and skipped; the others still go out
+                self.skipped.append({"directory": directory, "error": str(e).removeprefix("om: ")[:300]})
+                continue
+            key = snapshot["key"]
+            if wanted is not None and key != wanted:
+                self.fresh[name] = {"fp": fp, "path": None, "blob": None}
+                continue
+            from om.ids import session_hash
+            from om.sync.projection import render
+
+            data, secret = render(snapshot, share, cutoff)
+            del snapshot
+            self.withheld += [{"session": ledger.session, "id": item} for item in secret]
+            item = Item(session_path(key or NO_PROJECT, session_hash(ledger.session)), blob_id(data), data)
+            self.fresh[name] = {"fp": fp, "path": item.path, "blob": item.blob}
+            yield item
+
+
 def collect(store, remote, cache, have):
-    """(items, withheld, skipped, new cache) of what remote config `remote` shares now.
+    """The Collection of what remote config `remote` shares now (see Collection).
 
     `cache` is the remote's last {directory name: {"fp", "path", "blob"}}; `have`
     the blob ids already in the published tree.
     """
-    from om.ledger import Ledger
-    from om.store import DB_NAME
-
-    share, hold = remote["share"], int(remote.get("hold") or 0)
-    wanted = (remote.get("project") or {}).get("key")
-    cutoff = _cutoff(hold) if hold else None
-    items, withheld, skipped, fresh = [], [], [], {}
-    for directory, is_project in _directories(store):
-        name = ("project/" if is_project else "") + os.path.basename(directory)
-        database = os.path.join(directory, DB_NAME)
-        fp = _fingerprint(database) + [share, hold]
-        known = cache.get(name)
-        if not hold and known and known.get("fp") == fp and (known.get("path") is None or known.get("blob") in have):
-            fresh[name] = known
-            if known.get("path"):
-                items.append(Item(known["path"], known["blob"], None))
-            continue
-        try:
-            with Ledger.open_directory(os.path.dirname(directory), directory) as ledger:
-                with ledger.reading():
-                    snapshot = _snapshot(ledger, is_project)
-        except Exception as e:  # a damaged ledger is named and skipped; the others still go out
-            skipped.append({"directory": directory, "error": str(e).removeprefix("om: ")[:300]})
-            continue
-        key = snapshot["key"]
-        if wanted is not None and key != wanted:
-            fresh[name] = {"fp": fp, "path": None, "blob": None}
-            continue
-        from om.ids import session_hash
-        from om.sync.projection import render
-
-        data, secret = render(snapshot, share, cutoff)
-        withheld += [{"session": snapshot["session"], "id": item} for item in secret]
-        item = Item(session_path(key or NO_PROJECT, session_hash(snapshot["session"])), blob_id(data), data)
-        items.append(item)
-        fresh[name] = {"fp": fp, "path": item.path, "blob": item.blob}
-    return items, withheld, skipped, fresh
+    return Collection(store, remote, cache, have)
 
 
 def _cutoff(hold):

@@ -55,44 +55,61 @@ def published_tree(repo, commit):
 
 
 def publish(repo, remote, files, rewrite, parent, tree):
-    """Commit `files` ([om.sync.outbox.Item], data None for blobs already stored) as `remote`'s publication.
+    """Commit `files` (an iterable of om.sync.outbox.Item, data None for blobs already stored) as
+    `remote`'s publication, reading them one at a time as fast-import takes them.
 
     `parent` is the current publication and `tree` its `published_tree`.
     Returns (commit, made): the new commit, or `parent` with made False when
-    the tree is unchanged and no rewrite is asked for.
+    the tree is unchanged and no rewrite is asked for (then no git runs).
     """
-    import time
+    from itertools import chain
 
+    files = iter(files)
+    seen = []
+    if not rewrite and parent is not None:
+        for item in files:
+            seen.append(item)
+            if tree.get(item.path) != item.blob:
+                break
+        else:
+            if set(tree) == {item.path for item in seen}:
+                return parent, False
+    scratch = _scratch()
+    printed = repo.fast_import(_stream(chain(seen, files), rewrite, parent, tree, scratch))
+    commit = printed[-1]
+    repo.update_refs([(local_ref(remote), commit, parent), (scratch, None, None)])
+    return commit, True
+
+
+def _scratch():
     from om.fastpath import posix
 
-    wanted = {item.path: item for item in files}
-    if not rewrite and parent is not None and tree == {p: i.blob for p, i in wanted.items()}:
-        return parent, False
-    chunks, marks = [], {}
+    return f"{SCRATCH_PREFIX}{posix.getpid()}-{posix.urandom(4).hex()}"
+
+
+def _stream(files, rewrite, parent, tree, scratch):
+    """The fast-import stream, a piece at a time: each new blob as its file comes, then the commit."""
+    import time
+
+    wanted, marks = {}, {}
     for item in files:
+        wanted[item.path] = item.blob
         if item.data is not None and (rewrite or tree.get(item.path) != item.blob):
             marks[item.path] = len(marks) + 1
-            chunks.append(b"blob\nmark :%d\ndata %d\n" % (marks[item.path], len(item.data)) + item.data + b"\n")
+            yield b"blob\nmark :%d\ndata %d\n" % (marks[item.path], len(item.data)) + item.data + b"\n"
     commit_mark = len(marks) + 1
-    scratch = f"{SCRATCH_PREFIX}{posix.getpid()}-{posix.urandom(4).hex()}"
     message = b"om sync\n"
     head = [f"commit {scratch}", f"mark :{commit_mark}", f"committer om <> {int(time.time())} +0000",
             f"data {len(message)}"]
-    chunks.append(("\n".join(head) + "\n").encode("utf-8") + message)
     lines = []
     if parent is not None and not rewrite:
         lines.append(f"from {parent}")
     for path in sorted(wanted):
-        item = wanted[path]
         if path in marks:
             lines.append(f"M {MODE} :{marks[path]} {path}")
-        elif rewrite or tree.get(path) != item.blob:
-            lines.append(f"M {MODE} {item.blob} {path}")
+        elif rewrite or parent is None or tree.get(path) != wanted[path]:
+            lines.append(f"M {MODE} {wanted[path]} {path}")
     if not rewrite and parent is not None:
         lines += [f"D {path}" for path in sorted(tree) if path not in wanted]
     lines += ["", f"get-mark :{commit_mark}", "done", ""]
-    chunks.append("\n".join(lines).encode("utf-8"))
-    printed = repo.fast_import(b"".join(chunks))
-    commit = printed[-1]
-    repo.update_refs([(local_ref(remote), commit, parent), (scratch, None, None)])
-    return commit, True
+    yield ("\n".join(head) + "\n").encode("utf-8") + message + "\n".join(lines).encode("utf-8")

@@ -164,17 +164,45 @@ class Repo:
         code, _, _ = self.run(["cat-file", "-e", sha + "^{commit}"])
         return code == 0
 
+    def sizes(self, shas):
+        """{sha: size} of the blobs among `shas` (anything else is left out)."""
+        shas = sorted(set(shas))
+        if not shas:
+            return {}
+        query = ("\n".join(shas) + "\n").encode("ascii")
+        found = {}
+        for line in self.git(["cat-file", "--batch-check"], input=query).decode("ascii", "replace").splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
+                found[parts[0]] = int(parts[2])
+        return found
+
+    def blobs_in_batches(self, shas, cap, batch=16 * 1024 * 1024):
+        """Yield (sha, bytes or None) for every sha, reading about `batch` bytes at a time; None for a blob
+        larger than `cap` bytes, or no blob at all."""
+        sizes = self.sizes(shas)
+        group, size = [], 0
+        for sha in sorted(set(shas)):
+            if sha not in sizes or sizes[sha] > cap:
+                yield sha, None
+                continue
+            group.append(sha)
+            size += sizes[sha]
+            if size >= batch:
+                yield from self._batch(group)
+                group, size = [], 0
+        if group:
+            yield from self._batch(group)
+
+    def _batch(self, shas):
+        return self.blobs(shas, float("inf")).items()
+
     def blobs(self, shas, cap):
         """{sha: bytes or None} of the blobs `shas`; None for one larger than `cap` bytes or not a blob."""
         shas = sorted(set(shas))
         if not shas:
             return {}
-        query = ("\n".join(shas) + "\n").encode("ascii")
-        sizes = {}
-        for line in self.git(["cat-file", "--batch-check"], input=query).decode("ascii", "replace").splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
-                sizes[parts[0]] = int(parts[2])
+        sizes = self.sizes(shas)
         found = {sha: None for sha in shas}
         wanted = [sha for sha in shas if sha in sizes and sizes[sha] <= cap]
         if not wanted:

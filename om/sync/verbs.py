@@ -202,6 +202,8 @@ def _cloned(store, writer):
 
 
 def _sync_remote(store, config, repo, name):
+    from itertools import chain
+
     from om.sync import mirrors, outbox, publish, tombstones, transport
 
     remote = config["remotes"][name]
@@ -264,17 +266,18 @@ def _sync_remote(store, config, repo, name):
         state["purge_pending"] = True
         configs.save_state(store, state)
     tree = publish.published_tree(repo, before)
-    items, withheld, skipped, fresh = outbox.collect(store, remote, rstate["published"], set(tree.values()))
-    notices += [f"om: not published (unreadable): {s['directory']}: {s['error']}" for s in skipped]
-    notices += [f"om: withheld {w['id']} of session {w['session']}: om's redaction finds a secret in it"
-                for w in withheld]
-    files = items + [_item("writer.json", publish.writer_file(config))]
+    outgoing = outbox.collect(store, remote, rstate["published"], set(tree.values()))
+    files = [_item("writer.json", publish.writer_file(config))]
     if own:
         files.append(_item("tombstones.jsonl", tombstones.file_bytes(own)))
     if state["acks"]:
         files.append(_item("acks.jsonl", tombstones.acks_bytes(state["acks"])))
-    commit, made = publish.publish(repo, name, files, rewrite, before, tree)
-    rstate["published"] = fresh
+    commit, made = publish.publish(repo, name, chain(files, outgoing), rewrite, before, tree)
+    withheld = outgoing.withheld
+    notices += [f"om: not published (unreadable): {s['directory']}: {s['error']}" for s in outgoing.skipped]
+    notices += [f"om: withheld {w['id']} of session {w['session']}: om's redaction finds a secret in it"
+                for w in withheld]
+    rstate["published"] = outgoing.fresh
     configs.save_state(store, state)
     pushed = None
     if mine != commit:
