@@ -28,7 +28,7 @@ Invariants:
 import os
 import time
 
-from om.errors import Conflict, InputError, OmError, UsageError
+from om.errors import Conflict, InputError, NotFound, OmError, UsageError
 from om.sync import config as configs
 from om.sync.layout import is_remote_name, is_writer, repo_path, sync_dir
 
@@ -70,7 +70,7 @@ def plan_init(store, args):
     if not given:
         if args.new_identity:
             if config is None:
-                raise UsageError("om: sync init --new-identity: sync is not set up in this store yet")
+                raise NotFound(f"om: sync is not set up in store {store}: there is no identity to replace")
             return None, store, config
         raise UsageError("om: sync init needs --remote URL, --remote origin or --folder DIR")
     if config is not None and not args.new_identity:
