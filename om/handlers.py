@@ -469,7 +469,8 @@ def _run_sync(args):
         raise UsageError("om: sync --remote NAME goes with om sync itself (use sync init --remote URL)")
     if verb == "init":
         receipt = verbs.init(store, _InitArgs(args), lambda question: _confirm(question, args.yes, "om sync init"))
-        return _json(receipt)
+        # Asked on a terminal, or said here when -y answered for the user.
+        return _json(receipt, notice=f"om: {receipt['publishes']}" if args.yes and "publishes" in receipt else None)
     if verb == "status":
         from om.sync import status
 

@@ -11,6 +11,10 @@ Invariants:
   whose blob is already in om's repository, is not read again (with a hold
   window every session is read again: what is old enough changes with time).
 - A ledger that cannot be read is skipped and named, never fatal.
+- A ledger rewritten in place since it was last published (its
+  `om_generation` grew: a forget, here or by another store that shares the
+  project home) is noticed (`Collection.rewritten`), so the publication is
+  made again without history.
 """
 
 import os
@@ -71,6 +75,9 @@ class Collection:
     def __init__(self, store, remote, cache, have):
         self.store, self.remote, self.cache, self.have = store, remote, cache, have
         self.withheld, self.skipped, self.fresh = [], [], {}
+        #: A ledger published before was rewritten in place since (a forget, here or by another
+        #: store sharing the project home): the history holding its old text must go.
+        self.rewritten = False
 
     def __iter__(self):
         from om.ledger import Ledger
@@ -96,9 +103,11 @@ class Collection:
             except Exception as e:  # a damaged ledger is named and skipped; the others still go out
                 self.skipped.append({"directory": directory, "error": str(e).removeprefix("om: ")[:300]})
                 continue
-            key = snapshot["key"]
+            key, generation = snapshot["key"], snapshot["generation"]
+            if known and known.get("path") and (known.get("gen") or 0) < generation:
+                self.rewritten = True
             if wanted is not None and key != wanted:
-                self.fresh[name] = {"fp": fp, "path": None, "blob": None}
+                self.fresh[name] = {"fp": fp, "path": None, "blob": None, "gen": generation}
                 continue
             from om.ids import session_hash
             from om.sync.projection import render
@@ -107,7 +116,7 @@ class Collection:
             del snapshot
             self.withheld += [{"session": ledger.session, "id": item} for item in secret]
             item = Item(session_path(key or NO_PROJECT, session_hash(ledger.session)), blob_id(data), data)
-            self.fresh[name] = {"fp": fp, "path": item.path, "blob": item.blob}
+            self.fresh[name] = {"fp": fp, "path": item.path, "blob": item.blob, "gen": generation}
             yield item
 
 
@@ -147,7 +156,7 @@ def _snapshot(ledger, is_project):
     stamps = [t for t in (created, checkpoint, sources[-1]["timestamp"] if sources else None) if t]
     return {"session": ledger.session, "key": key, "created": created, "last_activity": max(stamps, default=None),
             "cursor": ledger.cursor(), "last_checkpoint_at": checkpoint, "sources": sources, "entries": entries,
-            "provenance": provenance}
+            "provenance": provenance, "generation": ledger.generation()}
 
 
 def waiting(store, remote, cache):

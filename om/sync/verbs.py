@@ -154,6 +154,9 @@ def init(store, args, confirm):
             configs.save_state(store, state)
     receipt = {"store": store, "writer": writer, "label": config.get("label") or "",
                "remotes": describe_remotes(config), "next": "om --store " + store + " sync"}
+    if question is not None:
+        receipt["publishes"] = question.replace("{writer}", writer).removeprefix("om: ").removesuffix(
+            " Publish there?")
     if fresh and old:
         receipt["replaced_writer"] = old
     return receipt
@@ -273,6 +276,17 @@ def _sync_remote(store, config, repo, name):
     if state["acks"]:
         files.append(_item("acks.jsonl", tombstones.acks_bytes(state["acks"])))
     commit, made = publish.publish(repo, name, chain(files, outgoing), rewrite, before, tree)
+    if outgoing.rewritten and not rewrite:
+        # A ledger published before was forgotten in since: its old text is in this history.
+        for other in config["remotes"]:
+            configs.remote_state(state, other)["pending_rewrite"] = True
+        rstate["published"] = outgoing.fresh
+        state["purge_pending"] = True
+        configs.save_state(store, state)
+        rewrite = True
+        again = outbox.collect(store, remote, outgoing.fresh, set(publish.published_tree(repo, commit).values()))
+        commit, made = publish.publish(repo, name, chain(files, again), True, commit, {})
+        outgoing.fresh = again.fresh
     withheld = outgoing.withheld
     notices += [f"om: not published (unreadable): {s['directory']}: {s['error']}" for s in outgoing.skipped]
     notices += [f"om: withheld {w['id']} of session {w['session']}: om's redaction finds a secret in it"

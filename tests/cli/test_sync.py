@@ -56,6 +56,12 @@ def test_init_says_what_becomes_readable_by_whom_and_asks_on_a_terminal(a, remot
     assert json.loads(out)["remotes"][0]["share"] == "entries"
 
 
+def test_init_with_yes_still_says_what_becomes_readable_by_whom(a, remote):
+    r = a.om("sync", "init", "--remote", remote, "-y")
+    assert r.returncode == 0 and "readable by everyone who can read that repository" in r.stderr, r
+    assert r.json["publishes"] in r.stderr
+
+
 def test_the_sync_folder_is_private_and_the_writer_id_is_128_random_bits(a, b, remote):
     a.capture("s1", "x marks the spot")
     one = a.init("--remote", remote)
@@ -336,4 +342,26 @@ def test_the_hook_path_never_imports_sync(tmp_path):
                         str(tmp_path / "store")], input=payload, capture_output=True, text=True,
                        env={"PATH": os.environ["PATH"], "OM_PROJECT_HOME": os.environ["OM_PROJECT_HOME"],
                             "HOME": str(tmp_path)}, timeout=60)
+    assert p.returncode == 0 and "additionalContext" in p.stdout, p
     assert "LOADED []" in p.stderr, p.stderr
+
+
+def test_doctor_checks_git_and_the_last_sync_of_a_store_that_syncs(a, remote, tmp_path):
+    a.capture("s1", "x")
+    plain = a.om("doctor", "--json").json
+    assert not [c for c in plain["checks"] if c["check"].startswith("sync.")]
+    a.init("--remote", remote)
+    checks = {c["check"]: c for c in a.om("doctor", "--json").json["checks"]}
+    assert checks["sync.git"]["status"] == "ok"
+    assert checks["sync.status"]["status"] == "warn" and "never synced" in checks["sync.status"]["finding"]
+    assert "sync" in checks["sync.status"]["fix"]
+    a.sync()
+    checks = {c["check"]: c for c in a.om("doctor", "--json").json["checks"]}
+    assert checks["sync.status"]["status"] == "ok"
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    import sys
+
+    (empty / "python3").symlink_to(sys.executable)
+    checks = {c["check"]: c for c in a.om("doctor", "--json", env={"PATH": str(empty)}).json["checks"]}
+    assert checks["sync.git"]["status"] == "fail" and "needs git" in checks["sync.git"]["finding"]

@@ -138,3 +138,31 @@ def test_two_machines_forgetting_the_same_literal_agree_on_the_same_rewrite(trio
         assert mirror_texts(m) == ["one line holding [FORGOTTEN] in the middle"]
     assert [s["text"] for s in b.om("--session", "b1", "pending").json["sources"]] == [
         "one line holding [FORGOTTEN] in the middle"]
+
+
+def test_a_forget_in_a_project_memory_two_stores_publish_makes_both_republish_without_history(tmp_path, remote):
+    # The Codex and the Claude Code store of one machine share its project home: two writers of one memory.
+    codex, reader = Machine(tmp_path, "codex"), Machine(tmp_path, "reader")
+    claude = Machine(tmp_path, "claude")
+    claude.env["OM_PROJECT_HOME"] = codex.env["OM_PROJECT_HOME"]
+    claude.projects = codex.projects
+    work = tmp_path / "work"
+    work.mkdir()
+    source = codex.capture("s1", f"the deploy key is {SECRET}")
+    entry = codex.observe("s1", f"Deploys use the key {SECRET}.", [source])
+    codex.setup("--session", "s1", "promote", entry, "--project", str(work))
+    claude.capture("t1", "nothing secret here")
+    for m in (codex, claude, reader):
+        m.init("--remote", remote, "--label", m.name)
+    for m in (codex, claude, reader):
+        m.sync()
+    assert len([t for t in mirror_texts(reader) if SECRET in t]) == 6  # s1, and the project memory twice
+    assert codex.om("forget", "--all-sessions", "--text", SECRET, "-y").returncode == 0
+    codex.sync()
+    rewritten = claude.sync()["remotes"][0]
+    assert rewritten["rewritten"] and rewritten["purged"], rewritten
+    reader.sync()
+    for m in (codex, claude, reader):
+        m.sync()
+    for m in (codex, claude, reader):
+        assert clean(m, SECRET), (m.name, raw_holds(m, SECRET))
