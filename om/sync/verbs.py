@@ -205,134 +205,189 @@ def _cloned(store, writer):
 
 
 def _sync_remote(store, config, repo, name):
-    from itertools import chain
+    """The steps of `om sync` for one remote (the module docstring); (receipt, notices)."""
+    run = _Run(store, config, repo, name)
+    run.fetch()
+    run.read_others()
+    run.apply_tombstones()
+    run.publish()
+    run.push()
+    run.mirror()
+    run.purge()
+    return run.finish()
 
-    from om.sync import mirrors, outbox, publish, tombstones, transport
 
-    remote = config["remotes"][name]
-    me = config["writer"]
-    state = configs.load_state(store)
-    rstate = configs.remote_state(state, name)
-    local = publish.local_ref(name)
-    before = repo.ref(local)
-    # What the remote showed before this fetch, kept until it is judged: a sync killed after the fetch
-    # still finds a rewritten (or removed) writer's history in its next run, and purges it.
-    if rstate.get("fetched_from") is None:
-        rstate["fetched_from"] = transport.tracked(repo, name)
-        configs.save_state(store, state)
-    notices = transport.fetch(repo, name, remote, rstate)
-    prefix = transport.tracking_prefix(name)
-    tracked = transport.tracked(repo, name)
-    old_refs = rstate["fetched_from"]
-    changed = {w: (old_refs.get(w), tracked.get(w)) for w in set(old_refs) | set(tracked)
-               if old_refs.get(w) != tracked.get(w)}
-    if any(old is not None and (new is None or not repo.is_ancestor(old, new))
-           for writer, (old, new) in changed.items() if writer != me):
-        state["purge_pending"] = True
-    rstate["fetched_from"] = None
-    configs.save_state(store, state)
-    mine = tracked.get(me)
-    if mine is not None and mine not in (rstate["last_pushed"], before):
-        raise _cloned(store, me)
-    # What the others publish: their tombstones and acknowledgements first.
-    writers = mirrors.read_writers(repo, {w: c for w, c in tracked.items() if w != me})
-    for w in writers.values():
-        notices += [f"om: writer {w.writer[:40]} on {name}: {problem}" for problem in w.problems]
-    index = tombstones.Index()
-    own = tombstones.own(store)
-    index.add(own)
-    index.add([], me, state["acks"])
-    for w in writers.values():
-        if w.usable:
-            index.add(w.tombstones, w.writer, w.acks)
-    if tombstones.settle(store, own, index):
-        own = tombstones.own(store)
-        for other in config["remotes"]:
-            configs.remote_state(state, other)["pending_rewrite"] = True
-        configs.save_state(store, state)
-    if me in index.forgotten_writers():
-        raise Conflict(f"om: this store's writer id {me} was forgotten on {name} (om sync forget-writer); run om"
-                       f" --store {store} sync init --new-identity")
-    acked, touched, rewritten = tombstones.apply_owned(store, me, index, set(state["acks"]))
-    if acked:
-        _unindex(store, touched)
-        state["acks"] = sorted(set(state["acks"]) | set(acked))
-        index.add([], me, acked)
-        if rewritten:
-            for other in config["remotes"]:
-                configs.remote_state(state, other)["pending_rewrite"] = True
-        configs.save_state(store, state)
-    # This writer's publication.
-    rewrite = bool(rstate["pending_rewrite"])
-    if rewrite or rewritten:
-        # Recorded before anything moves: a sync killed before its purge leaves it to the next.
-        state["purge_pending"] = True
-        configs.save_state(store, state)
-    tree = publish.published_tree(repo, before)
-    outgoing = outbox.collect(store, remote, rstate["published"], set(tree.values()))
-    files = [_item("writer.json", publish.writer_file(config))]
-    if own:
-        files.append(_item("tombstones.jsonl", tombstones.file_bytes(own)))
-    if state["acks"]:
-        files.append(_item("acks.jsonl", tombstones.acks_bytes(state["acks"])))
-    commit, made = publish.publish(repo, name, chain(files, outgoing), rewrite, before, tree)
-    if outgoing.rewritten and not rewrite:
-        # A ledger published before was forgotten in since: its old text is in this history.
-        for other in config["remotes"]:
-            configs.remote_state(state, other)["pending_rewrite"] = True
-        rstate["published"] = outgoing.fresh
-        state["purge_pending"] = True
-        configs.save_state(store, state)
-        rewrite = True
-        again = outbox.collect(store, remote, outgoing.fresh, set(publish.published_tree(repo, commit).values()))
-        commit, made = publish.publish(repo, name, chain(files, again), True, commit, {})
-        outgoing.fresh = again.fresh
-    withheld = outgoing.withheld
-    notices += [f"om: not published (unreadable): {s['directory']}: {s['error']}" for s in outgoing.skipped]
-    notices += [f"om: withheld {w['id']} of session {w['session']}: om's redaction finds a secret in it"
-                for w in withheld]
-    rstate["published"] = outgoing.fresh
-    configs.save_state(store, state)
-    pushed = None
-    if mine != commit:
-        try:
-            transport.push(repo, name, remote, me, commit, mine)
-        except transport.Rejected:
-            raise _cloned(store, me) from None
-        pushed = commit
-    repo.force_ref(prefix + me, commit)
-    rstate["last_pushed"] = commit
-    if rewrite:
-        rstate["pending_rewrite"] = False
-    configs.save_state(store, state)
-    # What the others publish, as mirrors.
-    report = mirrors.refresh(store, repo, name, me, writers, index)
-    notices += report["skipped"]
-    purged = bool(state.get("purge_pending"))
-    if purged:
-        repo.purge()
-        state["purge_pending"] = False
-        configs.save_state(store, state)
-    now = _now()
-    seen = rstate["writers"]
-    mine_tids = {t["tid"] for t in own}
-    for writer, w in writers.items():
-        if not is_writer(writer):
-            continue
-        record = seen.setdefault(writer, {})
-        if record.get("commit") != w.commit:
-            record["seen"] = now
-        record.update(commit=w.commit, label=w.label, acks=sorted(w.acks & mine_tids))
-    for writer in list(seen):
-        if writer not in writers:
-            seen.pop(writer)
-    rstate["last_sync"] = now
-    configs.save_state(store, state)
-    receipt = {"remote": name, "pushed": pushed, "published": commit, "fetched_writers": sum(1 for w in changed if w != me),
-               "writers": sum(1 for w in writers.values() if w.usable), "mirrors_rebuilt": report["rebuilt"],
-               "mirrors_removed": report["removed"], "tombstones_applied": len(acked), "rewritten": rewrite,
-               "purged": purged, "withheld": withheld, "skipped": report["skipped"]}
-    return receipt, notices
+class _Run:
+    """One remote's sync: what the steps share, and each step (state.json is saved after each that changes it)."""
+
+    def __init__(self, store, config, repo, name):
+        self.store, self.config, self.repo, self.name = store, config, repo, name
+        self.remote = config["remotes"][name]
+        self.me = config["writer"]
+        self.state = configs.load_state(store)
+        self.rstate = configs.remote_state(self.state, name)
+        self.notices = []
+        self.acked, self.rewritten, self.withheld = [], [], []
+        self.pushed = None
+
+    def save(self):
+        configs.save_state(self.store, self.state)
+
+    def owe_rewrite(self):
+        """Every remote republishes without history at its next publication (this one's now)."""
+        for other in self.config["remotes"]:
+            configs.remote_state(self.state, other)["pending_rewrite"] = True
+
+    def fetch(self):
+        from om.sync import publish, transport
+
+        repo, rstate = self.repo, self.rstate
+        self.before = repo.ref(publish.local_ref(self.name))
+        # What the remote showed before this fetch, kept until it is judged: a sync killed after the
+        # fetch still finds a rewritten (or removed) writer's history in its next run, and purges it.
+        if rstate.get("fetched_from") is None:
+            rstate["fetched_from"] = transport.tracked(repo, self.name)
+            self.save()
+        self.notices += transport.fetch(repo, self.name, self.remote, rstate)
+        self.tracked = transport.tracked(repo, self.name)
+        old = rstate["fetched_from"]
+        self.changed = {w: (old.get(w), self.tracked.get(w)) for w in set(old) | set(self.tracked)
+                        if old.get(w) != self.tracked.get(w)}
+        if any(was is not None and (now is None or not repo.is_ancestor(was, now))
+               for writer, (was, now) in self.changed.items() if writer != self.me):
+            self.state["purge_pending"] = True
+        rstate["fetched_from"] = None
+        self.save()
+        self.mine = self.tracked.get(self.me)
+        if self.mine is not None and self.mine not in (rstate["last_pushed"], self.before):
+            raise _cloned(self.store, self.me)
+
+    def read_others(self):
+        """What the others publish: their tombstones and acknowledgements, read before anything is written."""
+        from om.sync import mirrors, tombstones
+
+        self.writers = mirrors.read_writers(self.repo, {w: c for w, c in self.tracked.items() if w != self.me})
+        for w in self.writers.values():
+            self.notices += [f"om: writer {w.writer[:40]} on {self.name}: {problem}" for problem in w.problems]
+        index = self.index = tombstones.Index()
+        self.own = tombstones.own(self.store)
+        index.add(self.own)
+        index.add([], self.me, self.state["acks"])
+        for w in self.writers.values():
+            if w.usable:
+                index.add(w.tombstones, w.writer, w.acks)
+        if tombstones.settle(self.store, self.own, index):
+            self.own = tombstones.own(self.store)
+            self.owe_rewrite()
+            self.save()
+        if self.me in index.forgotten_writers():
+            raise Conflict(f"om: this store's writer id {self.me} was forgotten on {self.name} (om sync"
+                           f" forget-writer); run om --store {self.store} sync init --new-identity")
+
+    def apply_tombstones(self):
+        from om.sync import tombstones
+
+        self.acked, touched, self.rewritten = tombstones.apply_owned(self.store, self.me, self.index,
+                                                                     set(self.state["acks"]))
+        if self.acked:
+            _unindex(self.store, touched)
+            self.state["acks"] = sorted(set(self.state["acks"]) | set(self.acked))
+            self.index.add([], self.me, self.acked)
+            if self.rewritten:
+                self.owe_rewrite()
+            self.save()
+
+    def publish(self):
+        from itertools import chain
+
+        from om.sync import outbox, publish, tombstones
+
+        repo, rstate = self.repo, self.rstate
+        self.rewrite = bool(rstate["pending_rewrite"])
+        if self.rewrite or self.rewritten:
+            # Recorded before anything moves: a sync killed before its purge leaves it to the next.
+            self.state["purge_pending"] = True
+            self.save()
+        tree = publish.published_tree(repo, self.before)
+        outgoing = outbox.collect(self.store, self.remote, rstate["published"], set(tree.values()))
+        files = [_item("writer.json", publish.writer_file(self.config))]
+        if self.own:
+            files.append(_item("tombstones.jsonl", tombstones.file_bytes(self.own)))
+        if self.state["acks"]:
+            files.append(_item("acks.jsonl", tombstones.acks_bytes(self.state["acks"])))
+        commit, _ = publish.publish(repo, self.name, chain(files, outgoing), self.rewrite, self.before, tree)
+        fresh = outgoing.fresh
+        if outgoing.rewritten and not self.rewrite:
+            # A ledger published before was forgotten in since (here, or by another store sharing the
+            # project home): its old text is in this history, so it goes again without one.
+            self.owe_rewrite()
+            rstate["published"] = fresh
+            self.state["purge_pending"] = True
+            self.save()
+            self.rewrite = True
+            again = outbox.collect(self.store, self.remote, fresh, set(publish.published_tree(repo, commit).values()))
+            commit, _ = publish.publish(repo, self.name, chain(files, again), True, commit, {})
+            fresh = again.fresh
+        self.commit = commit
+        self.withheld = outgoing.withheld
+        self.notices += [f"om: not published (unreadable): {s['directory']}: {s['error']}" for s in outgoing.skipped]
+        self.notices += [f"om: withheld {w['id']} of session {w['session']}: om's redaction finds a secret in it"
+                         for w in self.withheld]
+        rstate["published"] = fresh
+        self.save()
+
+    def push(self):
+        from om.sync import transport
+
+        if self.mine != self.commit:
+            try:
+                transport.push(self.repo, self.name, self.remote, self.me, self.commit, self.mine)
+            except transport.Rejected:
+                raise _cloned(self.store, self.me) from None
+            self.pushed = self.commit
+        self.repo.force_ref(transport.tracking_prefix(self.name) + self.me, self.commit)
+        self.rstate["last_pushed"] = self.commit
+        if self.rewrite:
+            self.rstate["pending_rewrite"] = False
+        self.save()
+
+    def mirror(self):
+        from om.sync import mirrors
+
+        self.report = mirrors.refresh(self.store, self.repo, self.name, self.me, self.writers, self.index)
+        self.notices += self.report["skipped"]
+
+    def purge(self):
+        self.purged = bool(self.state.get("purge_pending"))
+        if self.purged:
+            self.repo.purge()
+            self.state["purge_pending"] = False
+            self.save()
+
+    def finish(self):
+        """Record the writers seen and when; the receipt and the notices."""
+        now = _now()
+        seen = self.rstate["writers"]
+        mine = {t["tid"] for t in self.own}
+        for writer, w in self.writers.items():
+            if not is_writer(writer):
+                continue
+            record = seen.setdefault(writer, {})
+            if record.get("commit") != w.commit:
+                record["seen"] = now
+            record.update(commit=w.commit, label=w.label, acks=sorted(w.acks & mine))
+        for writer in list(seen):
+            if writer not in self.writers:
+                seen.pop(writer)
+        self.rstate["last_sync"] = now
+        self.save()
+        receipt = {"remote": self.name, "pushed": self.pushed, "published": self.commit,
+                   "fetched_writers": sum(1 for w in self.changed if w != self.me),
+                   "writers": sum(1 for w in self.writers.values() if w.usable),
+                   "mirrors_rebuilt": self.report["rebuilt"], "mirrors_removed": self.report["removed"],
+                   "tombstones_applied": len(self.acked), "rewritten": self.rewrite, "purged": self.purged,
+                   "withheld": self.withheld, "skipped": self.report["skipped"]}
+        return receipt, self.notices
 
 
 def _item(path, data):
