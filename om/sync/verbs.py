@@ -227,7 +227,7 @@ class _Run:
         self.state = configs.load_state(store)
         self.rstate = configs.remote_state(self.state, name)
         self.notices = []
-        self.acked, self.rewritten, self.withheld = [], [], []
+        self.acked, self.withheld = [], []
         self.pushed = None
 
     def save(self):
@@ -287,14 +287,15 @@ class _Run:
     def apply_tombstones(self):
         from om.sync import tombstones
 
-        self.acked, touched, self.rewritten = tombstones.apply_owned(self.store, self.me, self.index,
-                                                                     set(self.state["acks"]))
+        self.acked, touched, _ = tombstones.apply_owned(self.store, self.me, self.index, set(self.state["acks"]))
         if self.acked:
             _unindex(self.store, touched)
             self.state["acks"] = sorted(set(self.state["acks"]) | set(self.acked))
             self.index.add([], self.me, self.acked)
-            if self.rewritten:
-                self.owe_rewrite()
+            # A tombstone names a text this writer published, so its history holds it: whether or not the
+            # ledger changed now (another store of the machine rewrote a shared project memory first, the
+            # session was removed since), that history goes.
+            self.owe_rewrite()
             self.save()
 
     def publish(self):
@@ -304,7 +305,7 @@ class _Run:
 
         repo, rstate = self.repo, self.rstate
         self.rewrite = bool(rstate["pending_rewrite"])
-        if self.rewrite or self.rewritten:
+        if self.rewrite:
             # Recorded before anything moves: a sync killed before its purge leaves it to the next.
             self.state["purge_pending"] = True
             self.save()

@@ -166,3 +166,22 @@ def test_a_forget_in_a_project_memory_two_stores_publish_makes_both_republish_wi
         m.sync()
     for m in (codex, claude, reader):
         assert clean(m, SECRET), (m.name, raw_holds(m, SECRET))
+
+
+def test_a_tombstone_for_a_session_its_owner_removed_since_still_takes_the_text_out_of_the_owners_history(
+        trio, tmp_path):
+    a, b, c = trio
+    b.capture("b1", f"a line holding {SECRET}", kind="tool")
+    b.capture("b2", "another session")
+    spread(trio)
+    assert a.om("forget", "--all-sessions", "--text", SECRET, "-y").returncode == 0
+    assert b.om("sessions", "--remove", "b1", "-y").returncode == 0
+    for _ in range(2):
+        for m in trio:
+            m.sync()
+    for m in trio:
+        assert clean(m, SECRET), (m.name, raw_holds(m, SECRET))
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "--git-dir", str(bare), "reflog", "expire", "--expire=now", "--all"], check=True)
+    subprocess.run(["git", "--git-dir", str(bare), "gc", "--prune=now", "--quiet"], check=True)
+    assert SECRET.encode() not in objects(bare)
