@@ -12,7 +12,10 @@ The data path, one module each:
 - om.sync.publish: the outbox as one commit, made by one `git fast-import`.
 - om.sync.transport: fetch and push to a git URL; bundles in a folder.
 - om.sync.tombstones: forgetting in another writer's records; its rule.
-- om.sync.mirrors: fetched session files as read-only v1 ledgers.
+- om.sync.mirrors: fetched session files as read-only v1 ledgers (their SQL is
+  om.ledger.mirror's).
+- om.sync.readers: the mirrors where memory is read (sessions, search, the
+  project memory, export, import --from-mirror).
 - om.sync.status: what `om sync status` and the MCP tool `sync_status` say.
 - om.sync.verbs: `om sync init`, `om sync`, `om sync forget-writer`.
 
