@@ -45,6 +45,7 @@ from om.handlers import (
     _add_search,
     _add_self,
     _add_sessions,
+    _add_sync,
     _add_view,
     _run_apply,
     _run_capabilities,
@@ -69,6 +70,7 @@ from om.handlers import (
     _run_self,
     _run_sessions,
     _run_status,
+    _run_sync,
     _run_view,
 )
 
@@ -124,6 +126,8 @@ COMMANDS = (
             _run_forget),
     Command("export", "write memory as Markdown, JSON or a self-contained HTML browser (read-only)",
             _add_export, _run_export),
+    Command("sync", "share memory between machines over git (init, status, forget-writer; nothing is shared before"
+            " init)", _add_sync, _run_sync),
     Command("ingest", "capture what the hooks missed from a client's transcripts (Codex rollouts, Claude Code "
             "transcripts), with the hooks' own source ids", _add_ingest, _run_ingest),
     Command("doctor", "check the runtime, the stores, and each client om is set up in (Codex, Claude Code): "

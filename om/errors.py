@@ -41,6 +41,14 @@ class NothingMatched(OmError):
     exit_code = 68
 
 
+class Unavailable(OmError):
+    """Something om needs is missing or out of reach: git for `om sync`, a sync remote that does not answer.
+
+    Nothing was changed that the next run would not complete."""
+
+    exit_code = 69
+
+
 class StoreError(OmError):
     """The store or a session database cannot be opened, read or written."""
 

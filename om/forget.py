@@ -8,6 +8,11 @@ Invariants:
   `carry_out` writes. Each session is rewritten in one transaction
   (om.ledger.forget), so a kill or a failure leaves each ledger before or after,
   and running the same forget again finishes what a killed one started.
+- Other machines' sessions this store mirrors (om sync) are in scope with
+  `--all-sessions`: the mirror is rewritten as a session is, and a tombstone
+  per rewritten record is published by the next sync (om.sync.tombstones),
+  which every machine applies; a rewritten own ledger makes the next sync
+  republish without history. Both under the store's sync lock.
 - Really gone: every rewritten ledger is compacted (VACUUM). Then the files
   under the store that the forget covers (the session directories it read; with
   `--all-sessions` every file of the store) are scanned raw for the literals,
@@ -57,11 +62,16 @@ class Plan:
         self.request = request
         self.all_sessions = all_sessions
         self.sessions = []  # (directory, session, {"sources", "entries", "occurrences"})
+        self.mirrors = []  # (directory, session, summary, origin): other machines' sessions (om sync)
         self.skipped = []
         self.exports = []
 
     def changes(self):
         return [dict(session=session, **summary) for _, session, summary in self.sessions if summary["occurrences"]]
+
+    def mirror_changes(self):
+        return [dict(session=session, writer=origin["writer"], label=origin["label"], **summary)
+                for _, session, summary, origin in self.mirrors if summary["occurrences"]]
 
     def describe(self):
         """One line for the confirmation question."""
@@ -69,8 +79,11 @@ class Plan:
         occurrences = sum(c["occurrences"] for c in changes)
         rows = sum(len(c["sources"]) + len(c["entries"]) for c in changes)
         where = "every session" if self.all_sessions else f"session {self.sessions[0][1]}"
+        mirrored = self.mirror_changes()
+        others = (f", {sum(len(c['sources']) + len(c['entries']) for c in mirrored)} record(s) other machines"
+                  " published (a tombstone each, published by the next om sync)" if mirrored else "")
         return (f"forget {occurrences} occurrence(s) in {rows} record(s) of {len(changes)} session(s)"
-                f" ({where} of {self.store}), and {len(self.exports)} MCP export file(s)")
+                f" ({where} of {self.store}){others}, and {len(self.exports)} MCP export file(s)")
 
 
 def prepare(store, session, all_sessions, req):
@@ -93,15 +106,20 @@ def prepare(store, session, all_sessions, req):
         targets = [(os.path.basename(directory), _open(directory), None)]
     targets = [(os.path.join(store, name), ledger, error) for name, ledger, error in targets]
     targets += _project_ledgers()
+    if all_sessions:
+        targets += _mirror_ledgers(store)
     unknown = set(req.sources | req.entries)
     originals = []
-    for directory, ledger, error in targets:
+    for directory, ledger, error, *origin in targets:
         if ledger is None:
             plan.skipped.append({"directory": directory, "error": error})
             continue
         with ledger:
             unknown &= ledger.unknown_ids(unknown)
-            plan.sessions.append((directory, ledger.session, ledger.forget_plan(req)))
+            if origin:
+                plan.mirrors.append((directory, ledger.session, ledger.forget_plan(req), origin[0]))
+            else:
+                plan.sessions.append((directory, ledger.session, ledger.forget_plan(req)))
             originals.extend(_whole_texts(ledger, req))
     if unknown:
         raise NotFound(f"om: nothing was changed: no source or entry {', '.join(sorted(unknown))[:200]}"
@@ -180,6 +198,21 @@ def _project_ledgers():
     return found
 
 
+def _mirror_ledgers(store):
+    """The mirrors of other machines' sessions this store keeps (om sync), each with its origin."""
+    from om.sync.readers import ledgers
+
+    found: list = []
+    for origin, ledger in ledgers(store):
+        directory = os.path.dirname(ledger.path)
+        ledger.close()
+        try:
+            found.append((directory, _open(directory), None, origin))
+        except StoreError as e:
+            found.append((directory, None, str(e), origin))
+    return found
+
+
 def _whole_texts(ledger, req):
     """The texts of the records named by id (what the MCP export files may hold of them)."""
     texts = []
@@ -197,7 +230,24 @@ def _whole_texts(ledger, req):
 
 
 def carry_out(plan):
-    """Forget as planned; the report `om forget` prints."""
+    """Forget as planned; the report `om forget` prints.
+
+    In a store that syncs (om sync), under its sync lock (a running sync is
+    waited for): a rewritten own ledger makes every remote republish without
+    history at the next sync, and a rewritten mirror appends a tombstone per
+    record for the next sync to publish (om.sync.tombstones).
+    """
+    from om.sync import config as sync_config
+
+    config = sync_config.load(plan.store) if os.path.isdir(os.path.join(plan.store, "sync")) else None
+    if config is None:
+        return _carry_out(plan, None)
+    with sync_config.lock(plan.store, sync_config.FORGET_WAIT, "om sync is running in this store; forget waited"
+                          " for it too long: rerun om forget"):
+        return _carry_out(plan, config)
+
+
+def _carry_out(plan, config):
     from om.export import discard
     from om.sessions.index import forget as unindex
 
@@ -211,18 +261,44 @@ def carry_out(plan):
         if summary["occurrences"]:
             changed.append(dict(session=session, **summary))
         remaining += _holding(directory, needles)
+    mirrored, tombs = [], []
+    for directory, session, _, origin in plan.mirrors:
+        from om.sync.tombstones import for_change
+
+        with _open(directory) as ledger:
+            summary = ledger.forget(plan.request)
+            rewrites = list(plan.request.changes)
+            if summary["occurrences"] or _holds(directory, needles):
+                ledger.compact()
+        if summary["occurrences"]:
+            mirrored.append(dict(session=session, writer=origin["writer"], label=origin["label"], **summary))
+        tombs += [for_change(origin["writer"], session, item, field, old, new)
+                  for item, field, old, new in rewrites]
+        remaining += _holding(directory, needles)
+    report = {"store": plan.store, "dry_run": False, "marker": MARKER, "sessions": changed}
+    if config is not None:
+        from om.sync import config as sync_config
+        from om.sync.tombstones import append
+
+        append(plan.store, tombs)
+        if changed:
+            sync_config.mark_rewrite(plan.store, config)
+        report["sync"] = {"mirrors": mirrored, "tombstones": len(tombs), "republish": bool(changed)}
     # The store index (derived, beside the sessions) keeps their words: it drops what it read of them.
     unindex(plan.store, [session for _, session, _ in plan.sessions])
-    scanned = {directory for directory, _, _ in plan.sessions}
+    scanned = {directory for directory, _, _ in plan.sessions} | {m[0] for m in plan.mirrors}
     remaining += _store_files(plan.store, needles, plan.all_sessions, scanned)
     removed = discard(plan.exports)
-    return {"store": plan.store, "dry_run": False, "marker": MARKER, "sessions": changed,
-            "exports_removed": removed, "remaining": sorted(remaining), "skipped": plan.skipped}
+    report.update(exports_removed=removed, remaining=sorted(remaining), skipped=plan.skipped)
+    return report
 
 
 def dry_run(plan):
-    return {"store": plan.store, "dry_run": True, "marker": MARKER, "sessions": plan.changes(),
-            "exports_removed": plan.exports, "remaining": [], "skipped": plan.skipped}
+    report = {"store": plan.store, "dry_run": True, "marker": MARKER, "sessions": plan.changes(),
+              "exports_removed": plan.exports, "remaining": [], "skipped": plan.skipped}
+    if plan.mirrors:
+        report["sync"] = {"mirrors": plan.mirror_changes()}
+    return report
 
 
 def notices(report):
@@ -231,6 +307,11 @@ def notices(report):
     lines += [f"om: the forgotten text still occurs in {path} (not text forget rewrites: a session id, a"
               " meta value or a file om does not own)" for path in report["remaining"]]
     if not report["dry_run"]:
+        sync = report.get("sync")
+        if sync is not None and (sync["tombstones"] or sync["republish"]):
+            lines.append(f"om: this store syncs: om --store {report['store']} sync publishes this forget; copies"
+                         " already pushed stay on the remote until its own gc, and on machines that never sync"
+                         " again: rotate a leaked secret")
         lines.append(NOT_CHANGED)
     return lines
 

@@ -236,13 +236,27 @@ def _run_fork(args):
 
 
 def _add_import(p):
-    p.add_argument("--from-store", required=True)
-    p.add_argument("--from-session", required=True)
+    p.add_argument("--from-store", help="the store holding the session to import (with --from-session)")
+    p.add_argument("--from-session", help="the session to import")
+    p.add_argument("--from-mirror", metavar="WRITER/SESSION",
+                   help="a session another machine published (om sync): its writer's id or label, then its id")
 
 
 def _run_import(args):
     from om.transfer import import_session
 
+    if args.from_mirror is not None:
+        if args.from_store is not None or args.from_session is not None:
+            raise UsageError("om: import takes --from-mirror, or --from-store and --from-session")
+        writer, slash, session = args.from_mirror.partition("/")
+        if not slash or not writer or not session:
+            raise UsageError("om: import --from-mirror takes WRITER/SESSION (om sessions lists the mirrors)")
+        from om.sync.readers import writer_folder
+
+        store = _store_path(args)
+        return _json(import_session(store, _session(args), writer_folder(store, writer), session))
+    if args.from_store is None or args.from_session is None:
+        raise UsageError("om: import needs --from-store and --from-session (or --from-mirror WRITER/SESSION)")
     return _json(import_session(_store_path(args), _session(args), args.from_store, args.from_session))
 
 
@@ -289,7 +303,8 @@ def _run_project(args):
                 return _json(verbs.retire(directory, args, ledger))
         return _json(verbs.retire(directory, args, None))
     if verb == "view":
-        text, value = verbs.view(directory, args.all or args.view_json, args.all)
+        store = args.store if args.store is not None else os.environ.get(STORE_ENV)
+        text, value = verbs.view(directory, args.all or args.view_json, args.all, store)
         return Reply(text) if value is None else _json(value)
     text, value = verbs.name(directory)
     return _json(value) if args.json else Reply(text)
@@ -417,6 +432,66 @@ def _run_forget(args):
         _confirm(f"om: {plan.describe()}, for good?", args.yes, "forgetting")
         report = forget.carry_out(plan)
     return _json(report, notice=forget.notices(report))
+
+
+def _add_sync(p):
+    p.add_argument("--remote", dest="sync_remote", metavar="NAME", help="sync only this remote (default: every one)")
+    verbs = p.add_subparsers(dest="verb", metavar="init|status|forget-writer")
+    init = verbs.add_parser("init", help="share this store's memory through a git remote or a folder (asks first)")
+    init.add_argument("--remote", dest="init_remote", metavar="URL|origin",
+                      help="a git URL (a private memory repository), or origin: the project's own remote")
+    init.add_argument("--folder", metavar="DIR", help="a folder a file-sync tool or a USB stick carries (git bundles)")
+    init.add_argument("--share", choices=["all", "entries"],
+                      help="all: evidence too (default for a URL or folder); entries: distilled memory only"
+                           " (default for origin)")
+    init.add_argument("--project", metavar="DIR", help="only the sessions and project memory of the project holding DIR")
+    init.add_argument("--label", metavar="NAME", help="how other machines name this one (default: none)")
+    init.add_argument("--hold", metavar="DURATION", help="publish only records older than this (0, 90s, 30m, 1h, 2d)")
+    init.add_argument("--name", metavar="NAME", help="the remote's name in this store (default: origin, memory or folder)")
+    init.add_argument("--new-identity", action="store_true",
+                      help="publish under a new writer id (a store copied from another machine or image)")
+    init.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    status = verbs.add_parser("status", help="last sync per remote, what waits to go out, tombstones, writers seen")
+    status.add_argument("--json", action="store_true", help="print the status as one JSON document")
+    forget = verbs.add_parser("forget-writer", help="hide a lost machine's memory everywhere and remove its ref")
+    forget.add_argument("writer", metavar="ID")
+
+
+class _InitArgs:
+    def __init__(self, args):
+        self.remote, self.folder, self.share = args.init_remote, args.folder, args.share
+        self.project, self.label, self.hold, self.name = args.project, args.label, args.hold, args.name
+        self.new_identity = args.new_identity
+
+
+def _run_sync(args):
+    from om.sync import verbs
+
+    verb = getattr(args, "verb", None)
+    store = _store_path(args)
+    if verb is not None and args.sync_remote is not None:
+        raise UsageError("om: sync --remote NAME goes with om sync itself (use sync init --remote URL)")
+    if verb == "init":
+        receipt = verbs.init(store, _InitArgs(args), lambda question: _confirm(question, args.yes, "om sync init"))
+        # Asked on a terminal, or said here when -y answered for the user.
+        return _json(receipt, notice=f"om: {receipt['publishes']}" if args.yes and "publishes" in receipt else None)
+    if verb == "status":
+        from om.sync import status
+
+        doc = status.report(store)
+        return _json(doc) if args.json else Reply(status.render(doc))
+    if verb == "forget-writer":
+        receipt, notices = verbs.forget_writer(store, args.writer)
+        return _json(receipt, notice=notices)
+    receipt, notices, errors = verbs.sync(store, args.sync_remote)
+    if errors and not receipt["remotes"]:
+        if len(errors) == 1:
+            raise errors[0]
+        notices += [str(e) for e in errors[1:]]
+        return Reply(None, max(e.exit_code for e in errors), notice=[str(errors[0])] + notices)
+    reply = _json(receipt, notice=notices + [str(e) for e in errors])
+    reply.code = max((e.exit_code for e in errors), default=0)
+    return reply
 
 
 def _add_export(p):

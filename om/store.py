@@ -29,9 +29,10 @@ MOVED_MARKER = ".om-moved"
 MAX_SESSION_CHARS = 256
 STAGING_PREFIX = ".om-tmp-"
 #: What om keeps at the top of a store besides the session directories: the store index
-#: (om.derived.store_index.FOLDER), the capture receipts (om.receipts.DIR) and the hooks'
-#: error log; its hidden folders (staging, a removal cut short) all start with HIDDEN_PREFIX.
-STORE_NAMES = ("index", "receipts", "hook-errors.log")
+#: (om.derived.store_index.FOLDER), the capture receipts (om.receipts.DIR), the hooks'
+#: error log and what `om sync` keeps (om.sync.layout); its hidden folders (staging, a
+#: removal cut short) all start with HIDDEN_PREFIX.
+STORE_NAMES = ("index", "receipts", "hook-errors.log", "sync")
 HIDDEN_PREFIX = ".om-"
 #: A staging directory whose name carries no pid (written before names did) is
 #: taken as abandoned once it is this old: no fork or import runs that long.

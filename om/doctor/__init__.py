@@ -17,7 +17,8 @@ Invariants:
   Codex (om.codex.doctor) and Claude Code (om.claude.doctor), each
   client's with its MCP server (om.doctor.mcp) and capture receipts (om.doctor.capture),
   then whether each judged client's newest transcripts hold turns its ledgers lack
-  (om.doctor.ingest). A new area is one module and one line here.
+  (om.doctor.ingest), then git and the last sync of each store that syncs (om.doctor.sync).
+  A new area is one module and one line here.
 """
 
 from om import __version__
@@ -32,6 +33,7 @@ MODULES = (
     "om.codex.doctor",
     "om.claude.doctor",
     "om.doctor.ingest",
+    "om.doctor.sync",
 )
 
 

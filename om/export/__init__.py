@@ -42,23 +42,27 @@ def render(store, session, fmt, all_sessions=False):
     from om.export.projects import read_projects
     from om.export.reader import read_all, read_session
 
+    mirrors = []
     if all_sessions:
+        from om.export.reader import read_mirrors
+
         snapshots, skipped = read_all(store)
+        mirrors = read_mirrors(store)
     else:
         snapshots, skipped = [read_session(store, session)], None
     projects = read_projects(s["project_id"] for s in snapshots)
     if fmt == "json":
         from om.export.jsondoc import render_json
 
-        return render_json(snapshots, all_sessions, skipped or (), projects), skipped
+        return render_json(snapshots, all_sessions, skipped or (), projects, mirrors), skipped
     if fmt == "md":
         from om.export.markdown import render_markdown
 
-        return render_markdown(snapshots, all_sessions, skipped or (), projects), skipped
+        return render_markdown(snapshots + mirrors, all_sessions, skipped or (), projects), skipped
     from om.export.browser import render_html
     from om.export.projecthtml import sections
 
-    return render_html(snapshots, all_sessions, skipped or (), sections(projects)), skipped
+    return render_html(snapshots + mirrors, all_sessions, skipped or (), sections(projects)), skipped
 
 
 def run(store, session, fmt, out=None, all_sessions=False):

@@ -365,6 +365,10 @@ def _session(s, prefix, texts, all_sessions):
         facts.append("<span><b>capture paused</b></span>")
     if meta["imported_from"]:
         facts.append(f"<span>imported from <code>{_e(meta['imported_from']['session'])}</code></span>")
+    if s.get("origin"):
+        origin = s["origin"]
+        facts.append(f"<span>from machine <code>{_e(origin['label'] or origin['writer'])}</code> (om sync,"
+                     " read-only)</span>")
     out.append("".join(facts))
     out.append("</div>\n")
     active = [e for e in s["entries"] if e["active"]]

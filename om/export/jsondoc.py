@@ -15,6 +15,10 @@ Invariants:
   a store-wide one every exported session's under `projects`, each record as
   om.export.projects reads it (entries with their `provenance`, sources; or
   the `error` that kept it from being read).
+- When the store keeps mirrors of other machines (om sync), a store-wide
+  document lists them under `mirrors`, each a session as above with its
+  `origin` {remote, writer, label}: apart from `sessions`, so rebuilding a
+  store from the document rebuilds its own sessions only.
 """
 
 from om import __version__
@@ -25,33 +29,36 @@ FORMAT = "om-export"
 VERSION = 1
 
 
-def document(snapshots, all_sessions, skipped=(), projects=()):
+def _session(s):
+    return {
+        "session": s["session"],
+        "project": s["project"],
+        "project_id": s.get("project_id"),
+        "meta": s["meta"],
+        "last_activity": s["last_activity"],
+        "counts": counts(s),
+        "sources": s["sources"],
+        "entries": s["entries"],
+    }
+
+
+def document(snapshots, all_sessions, skipped=(), projects=(), mirrors=()):
     doc = {
         "format": FORMAT,
         "version": VERSION,
         "generator": f"om {__version__}",
         "scope": "store" if all_sessions else "session",
-        "sessions": [
-            {
-                "session": s["session"],
-                "project": s["project"],
-                "project_id": s["project_id"],
-                "meta": s["meta"],
-                "last_activity": s["last_activity"],
-                "counts": counts(s),
-                "sources": s["sources"],
-                "entries": s["entries"],
-            }
-            for s in snapshots
-        ],
+        "sessions": [_session(s) for s in snapshots],
     }
     if all_sessions:
         doc["skipped"] = list(skipped)
         doc["projects"] = list(projects)
     else:
         doc["project"] = projects[0] if projects else None
+    if mirrors:
+        doc["mirrors"] = [dict(_session(s), origin=s["origin"]) for s in mirrors]
     return doc
 
 
-def render_json(snapshots, all_sessions, skipped=(), projects=()):
-    return dumps(document(snapshots, all_sessions, skipped, projects)) + "\n"
+def render_json(snapshots, all_sessions, skipped=(), projects=(), mirrors=()):
+    return dumps(document(snapshots, all_sessions, skipped, projects, mirrors)) + "\n"

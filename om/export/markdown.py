@@ -60,7 +60,7 @@ def render_markdown(snapshots, all_sessions, skipped=(), projects=()):
         for i, s in enumerate(snapshots, 1):
             c = counts(s)
             parts.append(
-                f"{i}. Session {code(s['session'])}: project {_project(s)}; {c['observations']} observations,"
+                f"{i}. Session {code(s['session'])}{_from(s)}: project {_project(s)}; {c['observations']} observations,"
                 f" {c['reflections']} reflections, {c['retired']} retired, {c['sources']} sources;"
                 f" last activity {_word(s['last_activity'] or 'none')}\n"
             )
@@ -77,6 +77,14 @@ def render_markdown(snapshots, all_sessions, skipped=(), projects=()):
     return "".join(parts)
 
 
+def _from(s):
+    """' (from machine `LABEL`)' for a mirror of another machine's session (om sync), else ''."""
+    origin = s.get("origin")
+    if not origin:
+        return ""
+    return f" (from machine {code(origin['label'] or origin['writer'])}, read-only)"
+
+
 def _project(s):
     return code(s["project"]) if s["project"] else "unknown"
 
@@ -86,7 +94,7 @@ def _session(s, h):
     meta = s["meta"]
     by_id = {e["id"]: e for e in s["entries"]}
     chain = links(s)
-    out = [f"{h} Memory of session {code(s['session'])}\n\n"]
+    out = [f"{h} Memory of session {code(s['session'])}{_from(s)}\n\n"]
     out.append(f"- Project: {_project(s)}\n")
     out.append(
         f"- Memory: {c['observations']} active observations, {c['reflections']} active reflections,"

@@ -7,6 +7,8 @@ Invariants:
 - Sources and entries come out exactly as `recall` and `view --all` print
   them (the same row decoders), so a JSON export round-trips against them.
 - One snapshot: all reads of a session happen in one read transaction.
+- A store-wide export also reads the store's mirrors (`read_mirrors`: what
+  other machines published, om sync), each naming its writer.
 - A store-wide read skips what it cannot read: a session directory that is not
   a readable v1 ledger of the session its name hashes (the test `om sessions`
   applies, om.sessions.catalogue) is named with its reason, and every other
@@ -64,6 +66,27 @@ def read_all(store):
     skipped.sort(key=lambda s: s["directory"])
     snapshots.sort(key=lambda s: (s["last_activity"] or "", s["session"]), reverse=True)
     return snapshots, skipped
+
+
+def read_mirrors(store):
+    """Snapshots of the store's mirrors (om sync), most recent activity first, each with its `origin`
+    ({remote, writer, label}); a mirror that cannot be read is passed over (it is derived)."""
+    from om.sync import readers
+
+    if not readers.has_mirrors(store):
+        return []
+    found = []
+    for origin, ledger in readers.ledgers(resolve_store(store, create=False)):
+        with ledger:
+            try:
+                snapshot = _read(ledger)
+            except (OmError, database_error(), *UNREADABLE):
+                continue
+        snapshot["origin"] = origin
+        snapshot["meta"]["imported_from"] = None
+        found.append(snapshot)
+    found.sort(key=lambda s: (s["last_activity"] or "", s["session"]), reverse=True)
+    return found
 
 
 def database_error():

@@ -34,12 +34,22 @@ MARKER = "[FORGOTTEN]"
 
 
 class Request:
-    """What to forget: literals (`texts`), and records by id (`sources`, `entries`)."""
+    """What to forget: literals (`texts`), records by id (`sources`, `entries`), and given rewrites.
 
-    def __init__(self, texts=(), sources=(), entries=()):
+    `rewrites` ({id: {"text": new, "reason": new}}) sets a record's text (or an
+    entry's retirement reason) to the text given: how `om sync` applies a
+    tombstone another machine published (om.sync.tombstones) to this
+    writer's own ledger, in the same transaction as any forget.
+    After `forget` (or `plan`), `changes` lists what was rewritten in that
+    ledger: (id, "text" or "reason", old text, new text).
+    """
+
+    def __init__(self, texts=(), sources=(), entries=(), rewrites=None):
         self.texts = tuple(texts)
         self.sources = frozenset(sources)
         self.entries = frozenset(entries)
+        self.rewrites = dict(rewrites or {})
+        self.changes = []
         needles = set()
         for text in self.texts:
             needles.add(text)
@@ -66,21 +76,35 @@ class Request:
         return text, count
 
 
+def _rewritten(request, item_id, field, text):
+    """(new text, occurrences) of one text of record `item_id` under `request`."""
+    given = request.rewrites.get(item_id)
+    if given is not None and field in given:
+        new = given[field]
+        return new, int(new != text)
+    if field == "text" and (item_id in request.sources or item_id in request.entries):
+        return MARKER, 1
+    if field == "reason" and item_id in request.entries:
+        return MARKER, 0  # counted with the entry's text, as one record
+    return request.scrub(text)
+
+
 def _rows(ledger, request):
     """The rows `request` touches, each with its new body (and retirement): (sources, entries)."""
     conn = ledger.conn
+    request.changes = []
     text_hits = " OR ".join(["instr(json_extract(body, '$.text'), ?) > 0"] * len(request.needles)) or "0"
+    named = dumps(sorted(request.sources | request.entries | set(request.rewrites)))
     sources = []
     for seq, source_id, body in conn.execute(
         f"SELECT seq, id, body FROM sources WHERE id IN (SELECT value FROM json_each(?)) OR {text_hits}",
-        (dumps(sorted(request.sources)), *request.needles),
+        (named, *request.needles),
     ):
         b = loads(body)
-        if source_id in request.sources:
-            b["text"], count = MARKER, 1
-        else:
-            b["text"], count = request.scrub(b["text"])
+        old = b["text"]
+        b["text"], count = _rewritten(request, source_id, "text", old)
         if count:
+            request.changes.append((source_id, "text", old, b["text"]))
             sources.append((seq, source_id, dumps(b), count))
     reason_hits = " OR ".join(
         ["instr(json_extract(retirement, '$.reason'), ?) > 0"] * len(request.needles)) or "0"
@@ -88,19 +112,20 @@ def _rows(ledger, request):
     for seq, entry_id, body, retirement in conn.execute(
         "SELECT seq, id, body, retirement FROM entries WHERE id IN (SELECT value FROM json_each(?))"
         f" OR {text_hits} OR {reason_hits}",
-        (dumps(sorted(request.entries)), *request.needles, *request.needles),
+        (named, *request.needles, *request.needles),
     ):
         b = loads(body)
         r = loads(retirement) if retirement is not None else None
-        if entry_id in request.entries:
-            b["text"], count = MARKER, 1
-            if r is not None:
-                r["reason"] = MARKER
-        else:
-            b["text"], count = request.scrub(b["text"])
-            if r is not None:
-                r["reason"], more = request.scrub(r["reason"])
-                count += more
+        old = b["text"]
+        b["text"], count = _rewritten(request, entry_id, "text", old)
+        if count:
+            request.changes.append((entry_id, "text", old, b["text"]))
+        if r is not None:
+            old = r["reason"]
+            r["reason"], more = _rewritten(request, entry_id, "reason", old)
+            if r["reason"] != old:
+                request.changes.append((entry_id, "reason", old, r["reason"]))
+            count += more
         if count:
             entries.append((seq, entry_id, dumps(b), None if r is None else dumps(r), count))
     return sources, entries

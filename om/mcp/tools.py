@@ -237,7 +237,7 @@ def _project_tool(store, session, name, args):
         raise InputError("om: project_view: argument 'all' must be true or false")
     with Ledger.read(store, session) as ledger:
         identity = memory.identity_of_session(ledger)
-    found = memory.memory_entries(identity)
+    found = memory.with_mirrored(memory.memory_entries(identity), memory.mirrored_entries(store, identity.key))
     if everything:
         return dumps(found)
     text = block.render(found, identity.key, time.time(), 12_000, memory.view_command(identity))
@@ -283,6 +283,16 @@ def _search_module():
     return search if callable(getattr(search, "search", None)) else None
 
 
+#: om sync (om.sync): its status only; syncing is the user's decision, not an agent's.
+SYNC_STATUS = (
+    "How this store's memory travels between machines (om sync), as JSON: each remote (where, share level,"
+    " last sync, what waits to go out, the writers seen with their labels), and the tombstones their owners"
+    " have not acknowledged yet. Read-only and offline; it never syncs (the user runs om sync).",
+    _schema(),
+    True,
+)
+
+
 def catalogue():
     """name -> (description, schema, read_only) of the tools this runtime offers."""
     tools = dict(TOOLS)
@@ -293,6 +303,7 @@ def catalogue():
     tools["export"] = EXPORT
     tools["ingest"] = INGEST
     tools["doctor"] = DOCTOR
+    tools["sync_status"] = SYNC_STATUS
     return tools
 
 
@@ -383,6 +394,13 @@ def call(store, name, arguments):
         raise store if isinstance(store, OmError) else UsageError("om: no store")
     if name == "export":
         return _export(store, session, args)
+    if name == "sync_status":
+        from om.jsonio import dumps
+        from om.store import validate_session
+        from om.sync.status import report
+
+        validate_session(session)
+        return dumps(report(store))
     if name == "ingest":
         return _ingest(store, session, args)
 

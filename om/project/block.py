@@ -9,8 +9,9 @@ Invariants:
   and the framing says it is quoted historical evidence, not instructions.
 - Order: highest importance first, then the most recently confirmed. Each
   line names its id, kind, importance, how long ago it was last confirmed, the
-  client that confirmed it, `STALE` when that was STALE_DAYS or more ago,
-  then the text. Entries that do not fit are counted, with the exact command
+  client that confirmed it (and, for an entry another machine published with
+  om sync, that machine's label, quoted), `STALE` when that was STALE_DAYS or
+  more ago, then the text. Entries that do not fit are counted, with the exact command
   that lists them all.
 - The budget is OM_PROJECT_CONTEXT_BYTES (default DEFAULT_BYTES; 0 turns the
   block off; a value that is not a whole number counts as unset).
@@ -92,12 +93,20 @@ def order(entries):
     return active
 
 
+def origin(entry):
+    """' on machine "LABEL"' for an entry another machine published (om sync), else ''."""
+    found = (entry.get("provenance") or {}).get("from")
+    if not found:
+        return ""
+    return f" on machine {quote(found.get('label') or found.get('writer', '')[:12])}"
+
+
 def line(entry, now):
     at, client = confirmed(entry)
     days = age_days(at, now)
     stale = f" STALE (not confirmed for {STALE_DAYS} days)" if days is not None and days >= STALE_DAYS else ""
     return (f"- {entry['id']} {entry['kind']} importance={entry['importance']} confirmed {_age(days)}"
-            f" by {client_name(client)}{stale}: {quote(entry['text'])}\n")
+            f" by {client_name(client)}{origin(entry)}{stale}: {quote(entry['text'])}\n")
 
 
 def header(key, count):

@@ -295,6 +295,28 @@ def view_command(identity):
     return " ".join(shell_quote(w) for w in words)
 
 
+def mirrored_entries(store, key):
+    """Project `key`'s entries other machines published (om sync's mirrors in `store`), each with provenance
+    naming its writer (`provenance["from"]`); [] for a store without mirrors."""
+    if store is None:
+        return []
+    from om.sync import readers
+
+    if not readers.has_mirrors(store):
+        return []
+    return readers.project_entries(store, key)
+
+
+def with_mirrored(found, mirrored):
+    """This machine's entries, then each entry only another machine holds (an id shown once)."""
+    ids = {e["id"] for e in found}
+    for entry in mirrored:
+        if entry["id"] not in ids:
+            ids.add(entry["id"])
+            found.append(entry)
+    return found
+
+
 def block_for_session(ledger, limit):
     """The project block for `ledger`'s session within `limit` bytes ('' when it has no project memory)."""
     import time
@@ -302,10 +324,14 @@ def block_for_session(ledger, limit):
     from om.project import block
 
     key = recorded_key(ledger)
-    if key is None or limit <= 0 or not active_count(key):
+    if key is None or limit <= 0:
+        return ""
+    mirrored = [e for e in mirrored_entries(None if ledger.absent else ledger.store, key) if e["active"]]
+    if not active_count(key) and not mirrored:
         return ""
     identity = identity_of_session(ledger)
-    return block.render(entries(identity), identity.key, time.time(), limit, view_command(identity))
+    found = entries(identity) if active_count(key) else []
+    return block.render(with_mirrored(found, mirrored), identity.key, time.time(), limit, view_command(identity))
 
 
 def recall(ledger, item_id):

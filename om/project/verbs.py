@@ -33,14 +33,17 @@ def name(directory):
     return text, value
 
 
-def view(directory, as_json=False, everything=False):
-    """(text, None) for the quoted view; (None, JSON) for --json (active) and --all (every entry)."""
+def view(directory, as_json=False, everything=False, store=None):
+    """(text, None) for the quoted view; (None, JSON) for --json (active) and --all (every entry).
+
+    With `store`, what other machines published of the project (its om sync mirrors) is included.
+    """
     import time
 
     identity = memory.identity_of_directory(directory)
+    found = memory.with_mirrored(memory.memory_entries(identity), memory.mirrored_entries(store, identity.key))
     if everything:
-        return None, memory.memory_entries(identity)
-    found = memory.memory_entries(identity)
+        return None, found
     if as_json:
         return None, [e for e in found if e["active"]]
     text = block.render(found, identity.key, time.time(), VIEW_BYTES, memory.view_command(identity))

@@ -80,6 +80,14 @@ class Project:
         """Whether a session recorded with root folder `project` and identity `project_id` is of it."""
         return project == self.root or (self.key is not None and project_id == self.key)
 
+    def memory_key(self):
+        """The key of its project memory (om.project.home): its identity's, else its root folder's."""
+        if self.key is not None:
+            return self.key
+        from om.project.identity import folder_key
+
+        return folder_key(self.root)
+
     def where(self):
         """The same test as SQL over the store index's `project` and `project_id` columns: (clause, args)."""
         if self.key is None:

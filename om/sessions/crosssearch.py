@@ -30,6 +30,11 @@ Invariants:
   results are merged into the list (first pass and feedback alike) and marked
   `"scope": "project"`, and an entry a session result holds shows once, as
   the session's.
+- The mirrors `om sync` keeps (om.sync.readers) are searched too, each as one
+  session (read-only), their results naming their writer under `mirror`; then
+  every record id is shown once (a session on two machines, the same evidence
+  imported twice): the most forgotten copy wins, then a retired one, then the
+  store's own, then the better score.
 """
 
 import os
@@ -89,6 +94,7 @@ def search_all(store, query, sources=False, retired=False, limit=10, project=Non
     found["results"] = memories.settled(found["results"])
     found["projects"] = memories.searched()
     found["skipped"] = sorted(found["skipped"] + memories.skipped, key=lambda s: s["directory"])
+    _with_mirrors(store, found, chosen, sources, retired, limit)
     single.cut_snippets(found, q)
     return found
 
@@ -101,10 +107,32 @@ def _memories(chosen, retired):
 
     if chosen is None:
         return projects.Memories.of_home(retired)
-    from om.project.identity import folder_key
+    return projects.Memories.of_keys([chosen.memory_key()], retired, named=True)
 
-    key = chosen.key if chosen.key is not None else folder_key(chosen.root)
-    return projects.Memories.of_keys([key], retired, named=True)
+
+def _forgotten(result):
+    from om.ledger.forget import MARKER
+
+    return str(result.get("snippet") or "").count(MARKER)
+
+
+def _with_mirrors(store, found, chosen, sources, retired, limit):
+    """Add the results of the store's mirrors (om sync), each record once (see the module docstring)."""
+    from om.sync import readers
+
+    if not readers.has_mirrors(store):
+        return
+    key = None if chosen is None else chosen.memory_key()
+    mirrored, searched = readers.search(store, found["query"], sources, retired, limit, key)
+    found["mirrors"] = searched
+    best = {}
+    for rank, result in enumerate(found["results"] + mirrored):
+        # The most forgotten copy, then a retired one, then this store's own, then the better score.
+        order = (-_forgotten(result), result.get("active", True), "mirror" in result, -result["score"], rank)
+        if result["id"] not in best or order < best[result["id"]][0]:
+            best[result["id"]] = (order, result)
+    merged = sorted(best.values(), key=lambda item: (-item[1]["score"], item[0][-1]))
+    found["results"] = [result for _, result in merged[:limit]]
 
 
 class Scope:

@@ -17,6 +17,9 @@ Invariants:
   its root folder's cached identity alone: om.project.identity, seconds=0).
 - `--project DIR` selects by identity (om.sessions.catalogue.Project): the
   sessions of DIR's repository in any folder, and those of its root folder.
+- The mirrors `om sync` keeps (om.sync.readers) follow the store's own
+  sessions, named by the writer that published them: a second table, or the
+  JSON document's `mirrors` list (absent when the store has none).
 """
 
 import os
@@ -86,7 +89,7 @@ def listing_text(store, project=None, as_json=False, progress=None):
             text = text[:-2] + ',"projects":' + dumps(projects) + "}\n"
         else:
             text += render_projects(projects)
-        return text, found.skipped
+        return _with_mirrors(store, scope, text, as_json), found.skipped
     finally:
         if index is not None:
             index.close()
@@ -174,6 +177,22 @@ def render_projects(projects):
     widths = [max(len(row[i]) for row in table) for i in range(4)]
     line = "{:<%d}  {:>%d}  {:>%d}  {:>%d}  {}" % tuple(widths)
     return "\n" + "\n".join(line.format(*row).rstrip() for row in table) + "\n"
+
+
+def _with_mirrors(store, scope, text, as_json):
+    """The listing with the store's mirrors (om sync) after its own sessions: a second table, or a
+    `mirrors` list in the JSON document; unchanged for a store that has none."""
+    from om.sync import readers
+
+    if not readers.has_mirrors(store):
+        return text
+    key = None if scope is None else scope.memory_key()
+    found = readers.rows(store, key)
+    if as_json:
+        from om.jsonio import dumps
+
+        return text.rstrip("\n")[:-1] + ',"mirrors":' + dumps(found) + "}\n"
+    return text + readers.table(found)
 
 
 def listing_json(listing):

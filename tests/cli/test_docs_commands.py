@@ -53,6 +53,7 @@ PLACEHOLDERS = {
     "QUERY": "redis", "WORDS": "redis", "LITERAL": "redis",
     "DIR": ".", "PATH": ".", "DAYS": "30", "N": "5", "YYYY-MM-DD": "2026-01-01",
     "TEXT": "outdated",
+    "URL": "file:///nonexistent/om-memory.git", "NAME": "laptop", "WRITER": "0" * 32,
 }
 #: Blocks (file:line of the command) that cannot run offline in a throwaway HOME, and why. Each must
 #: still name an `om` command of the docs, so the list cannot go stale.

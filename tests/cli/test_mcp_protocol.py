@@ -18,7 +18,7 @@ from mcp_client import McpServer
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "sess-mcp"
 EVERY_TOOL = ["prime", "view", "view_all", "recall", "status", "pending", "apply", "pause", "resume", "search",
-              "sessions", "import", "export", "ingest", "promote", "project_view", "project_retire"]
+              "sessions", "import", "export", "ingest", "promote", "project_view", "project_retire", "sync_status"]
 #: Tools about the installation rather than one session's ledger (no session argument needed).
 NO_SESSION = ["doctor"]
 MAX_LINE = 4 * 1024 * 1024

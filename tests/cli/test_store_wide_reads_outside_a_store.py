@@ -98,6 +98,7 @@ def test_what_om_keeps_in_a_store_is_named_where_it_is_made():
     from om.derived import store_index
     from om.sessions.removal import REMOVED_PREFIX
     from om.store import HIDDEN_PREFIX, STAGING_PREFIX, STORE_NAMES
+    from om.sync.layout import SYNC_DIR
 
-    assert set(STORE_NAMES) == {store_index.FOLDER, receipts.DIR, LOG_NAME}
+    assert set(STORE_NAMES) == {store_index.FOLDER, receipts.DIR, LOG_NAME, SYNC_DIR}
     assert STAGING_PREFIX.startswith(HIDDEN_PREFIX) and REMOVED_PREFIX.startswith(HIDDEN_PREFIX)
