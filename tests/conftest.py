@@ -168,6 +168,14 @@ def run_on_a_terminal(args, answer):
 
 
 @pytest.fixture
+def project_home(tmp_path, monkeypatch):
+    """A project home of this test's own (om.project.home): the hooks and the CLI it starts inherit it."""
+    path = tmp_path / "projects"
+    monkeypatch.setenv("OM_PROJECT_HOME", str(path))
+    return path
+
+
+@pytest.fixture
 def store(tmp_path):
     return tmp_path / "store"
 

@@ -6,6 +6,7 @@ do; its evidence and checkpoints are arranged in process, and the promotions go 
 """
 
 import json
+import subprocess
 
 from conftest import run_om
 from export_sample import HOSTILE
@@ -33,6 +34,24 @@ class ClaudeAt(ClaudeDriver):
 
     def __call__(self, payload, **kw):
         return super().__call__(dict(payload, cwd=self.cwd, session_id=self.session), **kw)
+
+
+#: git with an identity and a branch name of its own, whatever the machine's configuration.
+GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "init.defaultBranch=main"]
+
+
+def git(*args, cwd):
+    subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True)
+
+
+def repository(path):
+    """A git repository at `path` (made) with one commit: a project with an identity."""
+    path.mkdir(parents=True)
+    git("init", "-q", cwd=path)
+    (path / "README").write_text("shop\n")
+    git("add", "README", cwd=path)
+    git("commit", "-q", "-m", "first", cwd=path)
+    return path
 
 
 def om_json(*args, input=None, cwd=None):

@@ -15,10 +15,8 @@ from project_support import CodexAt, build_project, om_json, project_key, rememb
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    path = tmp_path / "projects"
-    monkeypatch.setenv("OM_PROJECT_HOME", str(path))
-    return path
+def home(project_home):
+    return project_home
 
 
 @pytest.fixture

@@ -11,32 +11,19 @@ import subprocess
 import pytest
 
 from conftest import run_om, tree_bytes
-from hook_drivers import ClaudeDriver, CodexDriver
-
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "init.defaultBranch=main"]
-
-
-def git(*args, cwd):
-    subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True)
+from project_support import ClaudeAt, CodexAt, git, repository
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def home(project_home):
     """A project home of this test's own (the hooks and the CLI inherit OM_PROJECT_HOME)."""
-    path = tmp_path / "projects"
-    monkeypatch.setenv("OM_PROJECT_HOME", str(path))
-    return path
+    return project_home
 
 
 @pytest.fixture
 def clones(tmp_path):
     """One repository with one commit, and a second clone of it in another folder, behind another remote name."""
-    origin = tmp_path / "origin"
-    origin.mkdir()
-    git("init", "-q", cwd=origin)
-    (origin / "README").write_text("shop\n")
-    git("add", "README", cwd=origin)
-    git("commit", "-q", "-m", "first", cwd=origin)
+    origin = repository(tmp_path / "origin")
     first = tmp_path / "work" / "shop"
     second = tmp_path / "elsewhere" / "shop-copy"
     first.parent.mkdir()
@@ -46,27 +33,6 @@ def clones(tmp_path):
                    capture_output=True)
     (first / "src").mkdir()
     return first, second
-
-
-class At(CodexDriver):
-    """A Codex session working in a folder of our choosing."""
-
-    def __init__(self, store, cwd, session):
-        super().__init__(store)
-        self.cwd, self.session = str(cwd), session
-
-    def _base(self, event, turn):
-        return dict(super()._base(event, turn), cwd=self.cwd)
-
-
-class ClaudeAt(ClaudeDriver):
-    def __init__(self, store, cwd, session):
-        super().__init__(store)
-        self.cwd, self.session = str(cwd), session
-
-    def __call__(self, payload, **kw):
-        payload = dict(payload, cwd=self.cwd, session_id=self.session)
-        return super().__call__(payload, **kw)
 
 
 def om_json(*args, cwd=None):
@@ -121,7 +87,7 @@ def test_a_fact_promoted_in_a_codex_checkpoint_is_in_the_next_claude_code_prime_
         clones, tmp_path, home):
     first, second = clones
     before = {clone: tree_bytes(clone) for clone in clones}
-    codex = At(tmp_path / "codex-store", first / "src", "codex-1")
+    codex = CodexAt(tmp_path / "codex-store", first / "src", "codex-1")
     through, source = captured_session(codex, "Use SQLite for the cache; Redis was dropped for good.")
     receipt = apply(codex.store, codex.session, {"through": through, "observations": [
         {"text": "The cache is SQLite; Redis was dropped.", "importance": "high", "source_ids": [source],
@@ -156,7 +122,7 @@ def test_a_fact_promoted_with_the_claude_code_promote_command_reaches_the_next_c
     promoted = om_json("--store", claude.store, "--session", claude.session, "promote", entry,
                        "--reason", "a team rule")
     assert promoted["promoted"][0]["id"] == entry
-    codex = At(tmp_path / "codex-store", first, "codex-2")
+    codex = CodexAt(tmp_path / "codex-store", first, "codex-2")
     assert "Project memory: 1 entry" in context(codex(codex.start()))
     prime = run_om("--store", codex.store, "--session", codex.session, "prime").stdout
     assert entry in prime and "by Claude Code" in prime and "importance=critical" in prime
@@ -170,7 +136,7 @@ def test_a_fact_promoted_with_the_claude_code_promote_command_reaches_the_next_c
 def test_promoting_the_same_entry_again_from_another_session_is_one_entry_confirmed_twice(clones, tmp_path, home):
     first, second = clones
     entries = []
-    for n, (where, driver) in enumerate(((first, At), (second, ClaudeAt))):
+    for n, (where, driver) in enumerate(((first, CodexAt), (second, ClaudeAt))):
         session = driver(tmp_path / f"store-{n}", where, f"s-{n}")
         session(session.start())
         # The same evidence (same kind, key and text) is the same source, so the same observation.
@@ -194,7 +160,7 @@ def test_promoting_the_same_entry_again_from_another_session_is_one_entry_confir
 def test_an_unknown_id_to_promote_fails_the_whole_checkpoint_and_nothing_is_applied_anywhere(
         clones, tmp_path, home):
     first, _ = clones
-    codex = At(tmp_path / "store", first, "codex-1")
+    codex = CodexAt(tmp_path / "store", first, "codex-1")
     through, source = captured_session(codex, "Deploys go through the staging branch.")
     before = om_json("--store", codex.store, "--session", codex.session, "status")
     failed = apply(codex.store, codex.session, {"through": through, "observations": [
@@ -209,7 +175,7 @@ def test_an_unknown_id_to_promote_fails_the_whole_checkpoint_and_nothing_is_appl
 def test_a_retired_project_entry_is_replaced_in_one_call_and_the_next_start_no_longer_shows_it(
         clones, tmp_path, home):
     first, second = clones
-    codex = At(tmp_path / "codex-store", first, "codex-1")
+    codex = CodexAt(tmp_path / "codex-store", first, "codex-1")
     through, source = captured_session(codex, "The build uses make.")
     old = apply(codex.store, codex.session, {"through": through, "observations": [
         {"text": "The build uses make.", "source_ids": [source], "promote": True}]}).json["observations"][0]
@@ -222,7 +188,7 @@ def test_a_retired_project_entry_is_replaced_in_one_call_and_the_next_start_no_l
                       "--reason", "the build moved to just", "--replacement", new)
     assert retired["retired"] == [old] and [p["id"] for p in retired["promoted"]] == [new]
 
-    later = At(tmp_path / "codex-store", first, "codex-2")
+    later = CodexAt(tmp_path / "codex-store", first, "codex-2")
     assert "Project memory: 1 entry" in context(later(later.start()))
     prime = run_om("--store", later.store, "--session", later.session, "prime").stdout
     assert new in prime and old not in prime
@@ -236,7 +202,7 @@ def test_a_retired_project_entry_is_replaced_in_one_call_and_the_next_start_no_l
 def test_private_spans_and_secrets_an_entry_repeats_are_taken_out_before_hashing_in_the_session_and_the_project(
         clones, tmp_path, home):
     first, _ = clones
-    codex = At(tmp_path / "store", first, "codex-1")
+    codex = CodexAt(tmp_path / "store", first, "codex-1")
     through, source = captured_session(codex, "The key is <private>hunter2</private>, keep it.")
     receipt = apply(codex.store, codex.session, {"through": through, "observations": [
         {"text": "The staging key is <private>hunter2</private> and token ghp_" + "a" * 36 + ".",
@@ -252,12 +218,12 @@ def test_private_spans_and_secrets_an_entry_repeats_are_taken_out_before_hashing
 def test_the_project_block_stays_within_its_budget_says_what_it_left_out_and_can_be_turned_off(
         clones, tmp_path, home, monkeypatch):
     first, _ = clones
-    codex = At(tmp_path / "store", first, "codex-1")
+    codex = CodexAt(tmp_path / "store", first, "codex-1")
     through, source = captured_session(codex, "Many conventions.")
     observations = [{"text": f"Convention {n}: " + "x" * 200, "source_ids": [source], "promote": True}
                     for n in range(20)]
     assert apply(codex.store, codex.session, {"through": through, "observations": observations}).returncode == 0
-    fresh = At(tmp_path / "store", first, "codex-2")
+    fresh = CodexAt(tmp_path / "store", first, "codex-2")
     fresh(fresh.start())
     prime = run_om("--store", fresh.store, "--session", fresh.session, "prime").stdout
     block = prime[prime.index("# om project memory"):]
@@ -272,7 +238,7 @@ def test_the_project_block_stays_within_its_budget_says_what_it_left_out_and_can
 
 def test_forget_on_either_store_takes_the_text_out_of_the_project_memory_to_the_raw_bytes(clones, tmp_path, home):
     first, second = clones
-    codex = At(tmp_path / "codex-store", first, "codex-1")
+    codex = CodexAt(tmp_path / "codex-store", first, "codex-1")
     through, source = captured_session(codex, "The vendor code is zebra-4471.")
     apply(codex.store, codex.session, {"through": through, "observations": [
         {"text": "Vendor code zebra-4471 opens the staging API.", "source_ids": [source], "promote": True}]})
@@ -290,7 +256,7 @@ def test_forget_on_either_store_takes_the_text_out_of_the_project_memory_to_the_
 
 def test_a_session_recorded_before_identities_gets_one_on_its_next_hook(clones, tmp_path, home):
     first, _ = clones
-    codex = At(tmp_path / "store", first, "codex-1")
+    codex = CodexAt(tmp_path / "store", first, "codex-1")
     codex(codex.start())
     db = next((tmp_path / "store").glob("session-*/memory.sqlite3"))
     with sqlite3.connect(db) as conn:
@@ -304,7 +270,7 @@ def test_a_session_recorded_before_identities_gets_one_on_its_next_hook(clones, 
 
 def test_the_project_home_is_private_and_outside_both_client_stores(clones, tmp_path, home):
     first, _ = clones
-    codex = At(tmp_path / "store", first, "codex-1")
+    codex = CodexAt(tmp_path / "store", first, "codex-1")
     through, source = captured_session(codex, "A fact.")
     apply(codex.store, codex.session, {"through": through, "observations": [
         {"text": "A fact.", "source_ids": [source], "promote": True}]})

@@ -14,29 +14,21 @@ import sys
 import pytest
 
 from conftest import ROOT, bytecode_env, run_om
-from hook_drivers import CodexDriver
+from project_support import CodexAt, repository
 
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "init.defaultBranch=main"]
 MARK = "om: earlier sessions of this project hold memory"
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def home(project_home):
     """A project home of this test's own (the hooks and the CLI inherit OM_PROJECT_HOME)."""
-    path = tmp_path / "projects"
-    monkeypatch.setenv("OM_PROJECT_HOME", str(path))
-    return path
+    return project_home
 
 
 @pytest.fixture
 def clones(tmp_path):
     """A repository with one commit (git init, commit) and a `git clone` of it in another folder."""
-    first = tmp_path / "work" / "shop"
-    first.mkdir(parents=True)
-    subprocess.run([*GIT, "init", "-q"], cwd=first, check=True, capture_output=True)
-    (first / "README").write_text("shop\n")
-    subprocess.run([*GIT, "add", "README"], cwd=first, check=True, capture_output=True)
-    subprocess.run([*GIT, "commit", "-q", "-m", "first"], cwd=first, check=True, capture_output=True)
+    first = repository(tmp_path / "work" / "shop")
     second = tmp_path / "elsewhere" / "shop-copy"
     second.parent.mkdir()
     subprocess.run(["git", "clone", "-q", str(first), str(second)], check=True, capture_output=True)
@@ -56,17 +48,6 @@ def no_git(tmp_path, monkeypatch):
     return mark
 
 
-class At(CodexDriver):
-    """A Codex session working in a folder of our choosing."""
-
-    def __init__(self, store, cwd, session):
-        super().__init__(store)
-        self.cwd, self.session = str(cwd), session
-
-    def _base(self, event, turn):
-        return dict(super()._base(event, turn), cwd=self.cwd)
-
-
 def om_json(*args, cwd=None):
     result = run_om(*args, cwd=cwd)
     assert result.returncode == 0, result
@@ -75,7 +56,7 @@ def om_json(*args, cwd=None):
 
 def remembering(store, cwd, session, fact, promote=False):
     """A session started by its hooks in `cwd` that checkpointed one observation of its prompt; its id."""
-    driver = At(store, cwd, session)
+    driver = CodexAt(store, cwd, session)
     driver(driver.start())
     driver(driver.prompt(fact))
     pending = om_json("--store", store, "--session", session, "pending")
@@ -87,7 +68,7 @@ def remembering(store, cwd, session, fact, promote=False):
 
 
 def start(store, cwd, session):
-    driver = At(store, cwd, session)
+    driver = CodexAt(store, cwd, session)
     return driver(driver.start())["hookSpecificOutput"]["additionalContext"]
 
 

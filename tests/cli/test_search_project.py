@@ -15,11 +15,9 @@ SESSION_FIELDS = {"id", "kind", "seq", "active", "importance", "score", "snippet
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def home(project_home):
     """A project home of this test's own: `--all-sessions` searches every project memory in it."""
-    path = tmp_path / "projects"
-    monkeypatch.setenv("OM_PROJECT_HOME", str(path))
-    return path
+    return project_home
 
 
 @pytest.fixture

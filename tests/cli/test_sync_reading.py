@@ -5,6 +5,7 @@ import json
 import pytest
 
 from hook_drivers import CodexDriver
+from project_support import repository
 from sync_support import Machine, bare_remote, git, mirrors
 
 
@@ -80,12 +81,7 @@ class At(CodexDriver):
 
 
 def _clones(tmp_path):
-    origin = tmp_path / "origin"
-    origin.mkdir()
-    git("init", "-q", cwd=origin)
-    (origin / "README").write_text("shop\n")
-    git("add", "README", cwd=origin)
-    git("commit", "-q", "-m", "first", cwd=origin)
+    origin = repository(tmp_path / "origin")
     one, two = tmp_path / "laptop-shop", tmp_path / "desktop-shop"
     git("clone", "-q", str(origin), str(one))
     git("clone", "-q", str(origin), str(two))
