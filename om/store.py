@@ -213,15 +213,26 @@ def temp_name(directory, stem):
 
 def write_atomically(path, data, mode=0o644):
     """Write bytes to path via a same-directory temporary file, fsync, one posix.replace."""
-    directory = dirname(path)
-    tmp = temp_name(directory, basename(path))
-    fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
-    try:
+
+    def write(tmp):
+        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
         with open(fd, "wb") as f:
             f.write(data)
             f.flush()
             posix.fsync(f.fileno())
         posix.chmod(tmp, mode)
+
+    made_atomically(path, write)
+
+
+def made_atomically(path, make):
+    """`make(tmp)` makes a file at a fresh name beside `path` (temp_name), which then replaces `path` in
+    one rename and the folder is synced: `path` is the old file or the whole new one, never a part.
+    What `make` left is removed when it fails."""
+    directory = dirname(path)
+    tmp = temp_name(directory, basename(path))
+    try:
+        make(tmp)
         posix.replace(tmp, path)
     except BaseException:
         try:

@@ -229,7 +229,7 @@ def _remove(path, report, count=True):
 def _build(directory, remote, w, blob, parsed, tombs):
     from om.jsonio import dumps
     from om.ledger.mirror import build
-    from om.store import DB_NAME, fsync_dir, make_private_dir, temp_name
+    from om.store import DB_NAME, made_atomically, make_private_dir
     from om.sync import projection
     from om.sync import tombstones as rules
 
@@ -265,14 +265,4 @@ def _build(directory, remote, w, blob, parsed, tombs):
             meta["om_promoted:" + e["id"]] = dumps(e["provenance"], sort_keys=True)
     if not os.path.isdir(directory):
         make_private_dir(directory, parents=True)
-    tmp = temp_name(directory, DB_NAME)
-    try:
-        build(tmp, parsed["session"], meta, sources, entries)
-        os.replace(tmp, os.path.join(directory, DB_NAME))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(directory)
+    made_atomically(os.path.join(directory, DB_NAME), lambda tmp: build(tmp, parsed["session"], meta, sources, entries))

@@ -166,21 +166,11 @@ def _judge(name, url, code, out, err):
 
 
 def _push_folder(repo, remote, writer, commit):
-    from om.store import fsync_dir, temp_name
+    from om.store import made_atomically
 
     folder = remote["folder"]
     if not os.path.isdir(folder):
         raise Unavailable(f"om: the sync folder {folder} is not there; nothing was lost, the next om sync completes it")
     ref = WRITER_REF + writer
     repo.force_ref(ref, commit)
-    tmp = temp_name(folder, writer + ".bundle")
-    try:
-        repo.git(["bundle", "create", tmp, ref])
-        os.replace(tmp, os.path.join(folder, writer + ".bundle"))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(folder)
+    made_atomically(os.path.join(folder, writer + ".bundle"), lambda tmp: repo.git(["bundle", "create", tmp, ref]))
