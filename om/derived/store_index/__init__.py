@@ -127,10 +127,17 @@ class Index:
 
     def project_rows(self, project, limit, columns=COLUMNS):
         """The first `limit` catalogue rows of one project (om.sessions.catalogue.Project), in listing order."""
-        where, args = project.where()
-        return self.conn.execute(
-            f"SELECT {', '.join(columns)} FROM sessions WHERE {where} ORDER BY listed LIMIT ?", (*args, limit)
-        ).fetchall()
+        picked = ", ".join(columns)
+        if project.key is None:
+            return self.conn.execute(f"SELECT {picked} FROM sessions WHERE project = ? ORDER BY listed LIMIT ?",
+                                     (project.root, limit)).fetchall()
+        # Two walks of their indexes merged in listing order, not one OR: SQLite sorts every row an OR
+        # matches, and on 10,000 sessions of one project that was 13 ms of the start pointer (0.4 ms so).
+        # A row both walks find is one row (UNION).
+        return [row[:-1] for row in self.conn.execute(
+            f"SELECT {picked}, listed AS om_order FROM sessions WHERE project = ?"
+            f" UNION SELECT {picked}, listed AS om_order FROM sessions WHERE project_id = ?"
+            " ORDER BY om_order LIMIT ?", (project.root, project.key, limit))]
 
     def projects(self, project=None):
         """(version, [(project_id, project, how many rows)] of every distinct pair the catalogue holds (of one
