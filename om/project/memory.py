@@ -26,8 +26,8 @@ ROOT_KEY = "om_project_root"
 ROOTS_KEY = "om_project_roots"
 
 
-def identity_of_session(ledger, directory=None):
-    """The Identity of a session's project (see the module docstring), or InputError."""
+def identity_of_session(ledger, directory=None, remedy="pass --project DIR"):
+    """The Identity of a session's project (see the module docstring), or InputError ending in `remedy`."""
     from om.project.identity import SECONDS, Identity, identify
 
     if directory is not None:
@@ -40,7 +40,7 @@ def identity_of_session(ledger, directory=None):
             return identity
         return Identity(root, (), key=key)  # the hooks' record wins: the folder now holds another repository
     raise InputError(f"om: session {ledger.session!r} has no project recorded (its hooks record the folder it works"
-                     " in); pass --project DIR")
+                     f" in); {remedy}")
 
 
 def identity_of_directory(directory):
@@ -119,7 +119,9 @@ def apply_checkpoint(ledger, checkpoint, client=None):
     checkpoint = validate(CHECKPOINT, checkpoint)
     if not checkpoints.wants_promotion(checkpoint):
         return ledger.apply(checkpoint)
-    identity = identity_of_session(ledger)
+    # apply takes no --project: the checkpoint goes in without "promote", its entries promoted afterwards.
+    identity = identity_of_session(ledger, remedy='apply the checkpoint without "promote", then run'
+                                   " `om promote ID... --project DIR`")
     with _Attached(ledger, identity):
         receipt = checkpoints.apply(ledger, checkpoint, stamp(ledger, client))
     receipt["project"] = identity.key

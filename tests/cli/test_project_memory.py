@@ -278,3 +278,17 @@ def test_the_project_home_is_private_and_outside_both_client_stores(clones, tmp_
     assert os.stat(project_db(home)).st_mode & 0o777 == 0o600
     named = om_json("project", "--json", cwd=first)
     assert named["memory"]["store"] == str(home) and named["memory"]["active_entries"] == 1
+
+
+def test_a_promoting_checkpoint_of_a_session_without_a_project_says_how_to_promote_and_applies_nothing(
+        tmp_path, home):
+    store = tmp_path / "store"
+    captured = run_om("--store", store, "--session", "bare", "capture",
+                      input=json.dumps({"kind": "user", "text": "we release with make release", "key": "k1"}))
+    source = captured.json["source_id"]
+    checkpoint = {"through": 1, "observations": [{"text": "Releases: make release.", "source_ids": [source],
+                                                   "promote": True}]}
+    refused = run_om("--store", store, "--session", "bare", "apply", input=json.dumps(checkpoint))
+    assert refused.returncode == 65
+    assert 'apply the checkpoint without "promote", then run `om promote ID... --project DIR`' in refused.stderr
+    assert run_om("--store", store, "--session", "bare", "status").json["active"]["observations"] == 0
