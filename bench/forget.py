@@ -32,8 +32,11 @@ sys.path.insert(0, ROOT)
 LITERAL = "Wombat-9931-Lantern"
 
 
-def build(store, sessions, sources, holders, rng):
-    """The store: `sessions` sessions; those in `holders` hold LITERAL in one source and one observation."""
+def build(store, sessions, sources, holders, rng, literal=LITERAL, words=(20, 80), fact_words=10, in_memory=True,
+          searched=True):
+    """The store: `sessions` sessions of `sources` sources of `words` (least, most) words and three
+    observations; those in `holders` hold `literal` in one source (and, `in_memory`, in one observation).
+    `searched`: each session's search index built, as a searched session has it. bench/sync.py's store too."""
     from om.ledger import Ledger
     from om.search import search
 
@@ -43,15 +46,16 @@ def build(store, sessions, sources, holders, rng):
             with ledger.transaction():
                 ids = []
                 for i in range(sources):
-                    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 80)))
+                    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(*words)))
                     if n in holders and i == sources // 2:
-                        text += f" the password is {LITERAL}"
+                        text += f" the password is {literal}"
                     ids.append(ledger.capture(("user", "tool", "assistant")[i % 3], text, f"k{i}"))
             ledger.apply({"through": sources, "observations": [
-                {"text": f"fact {j}: " + " ".join(rng.choice(WORDS) for _ in range(10))
-                 + (f" ({LITERAL})" if n in holders and j == 0 else ""), "source_ids": [ids[j]]}
+                {"text": f"fact {j}: " + " ".join(rng.choice(WORDS) for _ in range(fact_words))
+                 + (f" ({literal})" if in_memory and n in holders and j == 0 else ""), "source_ids": [ids[j]]}
                 for j in range(3)]})
-            search(ledger, "deploy", True, False, 10)  # the index a searched session has
+            if searched:
+                search(ledger, "deploy", True, False, 10)
 
 
 def timed_rounds(store, runs, tmp):

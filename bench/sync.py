@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 
+import forget
 from om_runs import ROOT, WORDS, timed_peak
 
 sys.path.insert(0, ROOT)
@@ -33,21 +34,9 @@ LITERAL = "Heron-5512-Quartz"
 
 
 def build(store, sessions, sources, rng):
-    from om.ledger import Ledger
-
-    for n in range(sessions):
-        with Ledger.open(store, f"bench-{n}") as ledger:
-            ledger.conn.execute("PRAGMA synchronous = OFF")  # building the fixture, not measuring it
-            with ledger.transaction():
-                ids = []
-                for i in range(sources):
-                    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(130, 170)))
-                    if n == 0 and i == sources // 2:
-                        text += f" the password is {LITERAL}"
-                    ids.append(ledger.capture(("user", "tool", "assistant")[i % 3], text, f"k{i}"))
-            ledger.apply({"through": sources, "observations": [
-                {"text": f"fact {j}: " + " ".join(rng.choice(WORDS) for _ in range(12)), "source_ids": [ids[j]]}
-                for j in range(3)]})
+    """The store: bench/forget.py's, of sources of about 1 KB, LITERAL in one source of the first session."""
+    forget.build(store, sessions, sources, {0}, rng, literal=LITERAL, words=(130, 170), fact_words=12,
+                 in_memory=False, searched=False)
 
 
 def folder_bytes(path):
