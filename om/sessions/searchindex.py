@@ -17,9 +17,11 @@ Invariants:
   it alone and never takes its rows from the table.
 - A ledger is only read: attached with `mode=ro` to a private in-memory
   database (om.derived.store_index.reader.Reader).
-- Bounded: what is read is stored CHUNK sessions per transaction, so memory
-  holds a few chunks whatever the store's size, and a killed build keeps what
-  it stored (the next call goes on from there).
+- Bounded: what is read is stored CHUNK sessions at a time, so memory holds a
+  few chunks whatever the store's size. A build (NOTICE_AT sessions or more)
+  commits every COMMIT_SECONDS, with FTS5's automatic merging off while it
+  inserts and on again after it; a killed build keeps what it committed (the
+  next call goes on from there) and the next catch-up switches merging on.
 - Many sessions to read are read by forked worker processes, one per CPU this
   process may use (at most WORKERS), each with its own Reader; only this
   process writes the index, and it gets every read back in order. A worker
@@ -33,13 +35,20 @@ import os
 
 #: Reading this many sessions' search rows in one call says so on stderr.
 NOTICE_AT = 200
-#: Sessions whose documents are stored in one transaction.
+#: Sessions whose documents are stored in one call (what memory holds at once).
 CHUNK = 50
+#: A build (NOTICE_AT sessions or more) commits what it stored about this often (seconds): FTS5 writes a
+#: segment at every commit, and merging many small ones cost more than the inserts; other writers of
+#: the index wait at most this long (BUSY_SECONDS is longer).
+COMMIT_SECONDS = 4.0
 #: A long read says how far it got this often (seconds).
 PROGRESS_SECONDS = 10.0
 #: Sessions to read at least before worker processes share the reading, and sessions each of them gets at least.
 PARALLEL_AT = 200
 PER_WORKER = 100
+#: How much less CPU a worker asks for than this process: on a machine with fewer CPUs than processes, this
+#: process's inserts are what the build waits for (a quarter faster on 2 CPUs).
+NICE = 5
 #: Worker processes at most: past a few, this process's writes of what they read are the bottleneck.
 WORKERS = 8
 
@@ -69,8 +78,17 @@ def bring_up_to_date(index, store, rows, progress=None):
     known = {r.id: index.coverage(r.id) for r in work}
     batch, done, told = [], 0, began
     workers, shared = _workers(len(work)), []
+    # A build: no automatic merging while it inserts (om.derived.store_index.docs.set_merging), and a
+    # transaction of COMMIT_SECONDS rather than of CHUNK sessions. Merging is switched on again after,
+    # and by the next catch-up when a killed build left it off.
+    build = len(work) >= NOTICE_AT
+    if not index.merging(not build):
+        return {r.name for r in stale}
     reads = _forked_reads(store, work, known, workers, shared) if workers > 1 else _read_each(store, work, known)
+    held = time.monotonic()
     try:
+        if build and not index.begin():
+            return {r.name for r in stale}
         for row, read in reads:
             done += 1
             if read is None or not fits(row.id, read[0]["coverage"]):
@@ -81,13 +99,22 @@ def bring_up_to_date(index, store, rows, progress=None):
                 if not index.save_search(batch):
                     return {r.name for r in stale}
                 batch = []
+                if build and time.monotonic() - held >= COMMIT_SECONDS:
+                    if not (index.end() and index.begin()):
+                        return {r.name for r in stale}
+                    held = time.monotonic()
                 if loud and time.monotonic() - told >= PROGRESS_SECONDS:
                     told = time.monotonic()
                     _say(progress, f"om: ... {done} of {len(stale)} sessions read ({told - began:.0f} s)")
         if batch and not index.save_search(batch):
             return {r.name for r in stale}
+        if build and not index.end():
+            return {r.name for r in stale}
     finally:
+        index.end(keep=False)
         reads.close()
+        if build:
+            index.merging(True)
     if loud:
         by = f" ({shared[0]} processes reading them)" if shared else ""
         _say(progress, f"om: read {len(stale)} sessions' search rows in {time.monotonic() - began:.1f} s{by}")
@@ -221,6 +248,10 @@ def _work(out, inherited, store, rows, known):  # pragma: no cover - runs in a f
         from struct import Struct
 
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        try:
+            os.nice(NICE)
+        except OSError:
+            pass
 
         for fd in inherited:  # read ends (its own, earlier workers'): held here, no pipe would break with the parent
             os.close(fd)

@@ -585,3 +585,49 @@ def test_kill_9_during_a_first_build_or_a_catch_up_of_the_search_part_leaves_a_s
         proc = _searching(where, "redis", "cache")
         assert proc.communicate(timeout=300)[0] and proc.returncode == 0
     assert _search_rows(store) == _search_rows(twin)
+
+
+def _merging(store):
+    """FTS5's automerge setting of the store index's documents (4, its default, when never set)."""
+    conn = sqlite3.connect(f"file:{store / INDEX}?mode=ro", uri=True, timeout=30)
+    try:
+        row = conn.execute("SELECT v FROM docs_config WHERE k = 'automerge'").fetchone()
+        return 4 if row is None else int(row[0])
+    finally:
+        conn.close()
+
+
+def test_a_first_build_inserts_without_merging_and_merging_is_back_after_it_after_a_kill_and_after_a_crash(
+        store, tmp_path):
+    expected = _long_sessions(store, tmp_path)
+    run_om("--store", store, "sessions")  # the catalogue is there: what follows is the search part's build
+    proc = _searching(store, "redis", "timeout")
+    seen, deadline = set(), time.monotonic() + 120
+    while 0 not in seen and proc.poll() is None and time.monotonic() < deadline:
+        try:
+            seen.add(_merging(store))
+        except sqlite3.OperationalError:  # no documents table yet, or the builder committing
+            pass
+    assert 0 in seen, "the build merged segments while it inserted, or ended before it was seen"
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+    assert _merging(store) == 0  # killed mid-build: left off
+    proc = _searching(store, "redis", "timeout")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert json.loads(out.decode().replace(str(store), "STORE")) == expected
+    assert _merging(store) == 4
+    # A build killed after it stored everything but before it switched merging on: the next catch-up,
+    # however small, switches it on.
+    conn = sqlite3.connect(store / INDEX, isolation_level=None)
+    conn.execute("INSERT INTO docs(docs, rank) VALUES ('automerge', 0)")
+    conn.close()
+    conn = sqlite3.connect(ledger_path(store, "s0007"), isolation_level=None)
+    with conn:
+        peer_source(conn, "s0007", 500, "redis timeout at last")
+    conn.close()
+    r = run_om("--store", store, "search", "at last", "--all-sessions", "--sources")
+    assert r.returncode == 0 and [x["session"] for x in r.json["results"]] == ["s0007"], r
+    assert _merging(store) == 4

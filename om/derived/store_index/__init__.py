@@ -210,6 +210,40 @@ class Index:
 
         return self._write(change)
 
+    def begin(self):
+        """Open one write transaction that the writes after it join, until `end`: a build stores many
+        chunks in one, since FTS5 writes a segment of the full-text table at every commit. False when
+        the index cannot be written now."""
+        if not self.writable:
+            return False
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except load().Error:
+            self.writable = False
+            return False
+        return True
+
+    def end(self, keep=True):
+        """Commit the transaction `begin` opened (roll it back unless `keep`); whether what it held was kept."""
+        if not self.conn.in_transaction:
+            return False
+        try:
+            if keep:
+                self.conn.execute("COMMIT")
+                return True
+        except load().Error:
+            self.writable = False
+        try:
+            self.conn.execute("ROLLBACK")
+        except load().Error:
+            pass
+        return False
+
+    def merging(self, on):
+        """Switch the full-text table's automatic merging on or off (store_docs.set_merging); False when
+        the index cannot be written now."""
+        return self._write(lambda conn: store_docs.set_merging(conn, on), bump=False)
+
     def _write(self, change, bump=True):
         """Run `change(conn)` in one write transaction that counts as a change of the index (unless not `bump`);
         False (and never again) when this index cannot be written."""
@@ -223,6 +257,8 @@ class Index:
                                       (str(self.version() + 1),))
                     self.conn.execute("DELETE FROM outputs")
         except load().Error:
+            # Inside a transaction `begin` opened, the whole of it goes: none of a failed change is kept.
+            self.end(keep=False)
             self.writable = False
             return False
         return True

@@ -66,6 +66,23 @@ def configure(conn):
     return True
 
 
+#: FTS5's automatic merging of segments (its default): switched off while a first build inserts, since
+#: merging what the next transactions merge again made that build twice as slow; FTS5's crisis merge
+#: still bounds how many segments pile up.
+AUTOMERGE = 4
+
+
+def set_merging(conn, on):
+    """Switch FTS5's automatic merging on (its default) or off (inside the caller's transaction), when it
+    is not so already; returns whether it changed."""
+    want = str(AUTOMERGE if on else 0)
+    row = conn.execute(f"SELECT v FROM {TABLE}_config WHERE k = 'automerge'").fetchone()
+    if (str(row[0]) if row else str(AUTOMERGE)) == want:
+        return False
+    conn.execute(f"INSERT INTO {TABLE}({TABLE}, rank) VALUES ('automerge', ?)", (int(want),))
+    return True
+
+
 def rowid(session_id, kind, seq):
     return kind << 62 | session_id << SHIFT | seq
 
