@@ -20,8 +20,9 @@ Invariants:
 - Bounded: what is read is stored CHUNK sessions at a time, so memory holds a
   few chunks whatever the store's size. A build (NOTICE_AT sessions or more)
   commits every COMMIT_SECONDS, with FTS5's automatic merging off while it
-  inserts and on again after it; a killed build keeps what it committed (the
-  next call goes on from there) and the next catch-up switches merging on.
+  inserts, then merges its segments into one and switches merging on again; a
+  killed build keeps what it committed (the next call goes on from there) and
+  the next catch-up switches merging on.
 - Many sessions to read are read by forked worker processes, one per CPU this
   process may use (at most WORKERS), each with its own Reader; only this
   process writes the index, and it gets every read back in order. A worker
@@ -110,6 +111,11 @@ def bring_up_to_date(index, store, rows, progress=None):
             return {r.name for r in stale}
         if build and not index.end():
             return {r.name for r in stale}
+        if build:
+            # Its segments, left unmerged, made each later search look a term up in dozens of them.
+            if loud:
+                _say(progress, f"om: merging the search part of the store index ({time.monotonic() - began:.0f} s)")
+            index.merge_all()
     finally:
         index.end(keep=False)
         reads.close()

@@ -370,6 +370,8 @@ def test_a_first_build_shared_by_worker_processes_stores_what_one_process_alone_
         answers[where] = json.loads(out.decode().replace(str(where), "STORE"))
     assert _search_rows(store) == _search_rows(alone)
     assert answers[store] == answers[alone]
+    # Built without merging as it inserted, merged once at the end: one segment, merging on again.
+    assert _segments(store) == _segments(alone) == 1 and _merging(store) == 4
 
 
 def _state(pid):
@@ -585,6 +587,15 @@ def test_kill_9_during_a_first_build_or_a_catch_up_of_the_search_part_leaves_a_s
         proc = _searching(where, "redis", "cache")
         assert proc.communicate(timeout=300)[0] and proc.returncode == 0
     assert _search_rows(store) == _search_rows(twin)
+
+
+def _segments(store):
+    """How many FTS5 segments the store index's documents are in."""
+    conn = sqlite3.connect(f"file:{store / INDEX}?mode=ro", uri=True, timeout=30)
+    try:
+        return conn.execute("SELECT count(DISTINCT segid) FROM docs_idx").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def _merging(store):

@@ -244,6 +244,11 @@ class Index:
         the index cannot be written now."""
         return self._write(lambda conn: store_docs.set_merging(conn, on), bump=False)
 
+    def merge_all(self):
+        """Merge the full-text table's segments into one (store_docs.merge_all), in a transaction of its own;
+        False when the index cannot be written now."""
+        return self._write(store_docs.merge_all, bump=False)
+
     def _write(self, change, bump=True):
         """Run `change(conn)` in one write transaction that counts as a change of the index (unless not `bump`);
         False (and never again) when this index cannot be written."""

@@ -68,7 +68,7 @@ def configure(conn):
 
 #: FTS5's automatic merging of segments (its default): switched off while a first build inserts, since
 #: merging what the next transactions merge again made that build twice as slow; FTS5's crisis merge
-#: still bounds how many segments pile up.
+#: still bounds how many segments pile up, and the build merges them all once at its end (merge_all).
 AUTOMERGE = 4
 
 
@@ -157,6 +157,12 @@ def merge_deleted(conn):
     merged into one, unless this table's FTS5 deletes them at once."""
     if not secure(conn):
         conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('optimize')")
+
+
+def merge_all(conn):
+    """FTS5's segments merged into one (inside the caller's transaction): after a build, which inserted
+    without merging (set_merging), so that each term is one lookup again."""
+    conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('optimize')")
 
 
 def secure(conn):
