@@ -133,7 +133,12 @@ def test_the_tui_asks_at_start_up_trusts_all_and_the_documented_copy_trusts_anot
     try:
         tui.wait_for("5 hooks are new or changed")
         tui.press(DOWN, ENTER)  # 2. Trust all and continue
-        tui.read(3.0)
+        # Until the TUI has written the five trust tables (a loaded machine took more than 3 s), at most 60 s.
+        config, deadline = first.home / "config.toml", time.monotonic() + 60
+        while time.monotonic() < deadline and (
+                not config.exists() or config.read_text().count('[hooks.state."om@observational-memory:') < 5):
+            tui.read(0.5)
+        tui.read(1.0)
     finally:
         tui.close()
     assert set(om_trust(first)) == {"trusted"}
