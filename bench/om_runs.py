@@ -36,34 +36,29 @@ def _env(root=ROOT):
     return env
 
 
-_pycache = []
+_folders: dict = {}
+
+
+def _folder(prefix):
+    """A temporary folder of this benchmark process named by `prefix`, made once, removed when it ends."""
+    if prefix not in _folders:
+        import atexit
+        import shutil
+        import tempfile
+
+        _folders[prefix] = tempfile.mkdtemp(prefix=prefix)
+        atexit.register(shutil.rmtree, _folders[prefix], True)
+    return _folders[prefix]
 
 
 def pycache():
     """A bytecode cache of this benchmark process (outside the tree), removed when it ends."""
-    if not _pycache:
-        import atexit
-        import shutil
-        import tempfile
-
-        _pycache.append(tempfile.mkdtemp(prefix="om-bench-pycache-"))
-        atexit.register(shutil.rmtree, _pycache[0], True)
-    return _pycache[0]
-
-
-_project_home = []
+    return _folder("om-bench-pycache-")
 
 
 def project_home():
     """A project home (om.project.home) of this benchmark process, removed when it ends."""
-    if not _project_home:
-        import atexit
-        import shutil
-        import tempfile
-
-        _project_home.append(tempfile.mkdtemp(prefix="om-bench-projects-"))
-        atexit.register(shutil.rmtree, _project_home[0], True)
-    return _project_home[0]
+    return _folder("om-bench-projects-")
 
 
 def export_commit(rev, into):
