@@ -329,10 +329,11 @@ def block_for_session(ledger, limit):
     if key is None or limit <= 0:
         return ""
     mirrored = [e for e in mirrored_entries(None if ledger.absent else ledger.store, key) if e["active"]]
-    if not active_count(key) and not mirrored:
+    active = active_count(key)
+    if not active and not mirrored:
         return ""
     identity = identity_of_session(ledger)
-    found = entries(identity) if active_count(key) else []
+    found = entries(identity) if active else []
     return block.render(with_mirrored(found, mirrored), identity.key, time.time(), limit, view_command(identity))
 
 
