@@ -140,14 +140,16 @@ def run_om(*args, input=None, env=None, cwd=None, timeout=60):
     )
 
 
-def tree_bytes(root):
-    """{relative path: bytes} of every file under `root`: proof that nothing was written."""
+def tree_bytes(root, mtimes=False):
+    """{relative path: bytes} of every file under `root`: proof that nothing was written; with `mtimes`,
+    {relative path: (bytes, modification time in ns)}: that nothing was even rewritten the same."""
     found = {}
     for folder, _, names in os.walk(root):
         for name in names:
             path = os.path.join(folder, name)
             with open(path, "rb") as f:
-                found[os.path.relpath(path, root)] = f.read()
+                data = f.read()
+            found[os.path.relpath(path, root)] = (data, os.stat(path).st_mtime_ns) if mtimes else data
     return found
 
 
@@ -173,6 +175,14 @@ def project_home(tmp_path, monkeypatch):
     path = tmp_path / "projects"
     monkeypatch.setenv("OM_PROJECT_HOME", str(path))
     return path
+
+
+@pytest.fixture
+def remote(tmp_path):
+    """A bare repository reached by a file:// URL: the remote of the `om sync` tests."""
+    from sync_support import bare_remote
+
+    return bare_remote(tmp_path / "remote.git")
 
 
 @pytest.fixture

@@ -13,13 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import run_om, run_on_a_terminal
+from conftest import run_om, run_on_a_terminal, tree_bytes
 from sync_support import Machine, bare_remote, git, mirror_texts, mirrors, objects
-
-
-@pytest.fixture
-def remote(tmp_path):
-    return bare_remote(tmp_path / "remote.git")
 
 
 @pytest.fixture
@@ -296,23 +291,13 @@ def test_a_riding_remote_writes_nothing_into_the_project_repository(a, b, tmp_pa
     git("add", "README", cwd=work)
     git("commit", "-q", "-m", "first", cwd=work)
     git("push", "-q", "origin", "main", cwd=work)
-    before = _tree(work / ".git")
+    before = tree_bytes(work / ".git", mtimes=True)
     a.capture("a1", "in the shop")
     a.init("--remote", "origin", "--project", str(work))
     a.sync()
-    assert _tree(work / ".git") == before
+    assert tree_bytes(work / ".git", mtimes=True) == before
     refs = git("--git-dir", str(origin), "for-each-ref", "--format=%(refname)").stdout.decode().split()
     assert "refs/heads/main" in refs and any(r.startswith("refs/om/v1/w/") for r in refs)
-
-
-def _tree(root):
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                found[os.path.relpath(path, root)] = (f.read(), os.stat(path).st_mtime_ns)
-    return found
 
 
 def test_forget_writer_hides_a_lost_machines_memory_everywhere(a, b, c, remote):

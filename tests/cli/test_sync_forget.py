@@ -6,14 +6,9 @@ import subprocess
 
 import pytest
 
-from sync_support import Machine, bare_remote, mirror_texts, objects, raw_holds
+from sync_support import Machine, mirror_texts, objects, raw_holds
 
 SECRET = "hunter2-orchid-7731"
-
-
-@pytest.fixture
-def remote(tmp_path):
-    return bare_remote(tmp_path / "remote.git")
 
 
 @pytest.fixture

@@ -6,12 +6,7 @@ import pytest
 
 from hook_drivers import CodexDriver
 from project_support import repository
-from sync_support import Machine, bare_remote, git, mirrors
-
-
-@pytest.fixture
-def remote(tmp_path):
-    return bare_remote(tmp_path / "remote.git")
+from sync_support import Machine, git, mirrors
 
 
 @pytest.fixture
