@@ -241,7 +241,12 @@ class Index:
 
     def merging(self, on):
         """Switch the full-text table's automatic merging on or off (store_docs.set_merging); False when
-        the index cannot be written now."""
+        the index cannot be written now. Already so (every catch-up but a build's first): no write."""
+        try:
+            if store_docs.merging(self.conn) == on:
+                return True
+        except load().Error:
+            pass  # the write below says whether the index can be written
         return self._write(lambda conn: store_docs.set_merging(conn, on), bump=False)
 
     def merge_all(self):

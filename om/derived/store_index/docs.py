@@ -72,14 +72,18 @@ def configure(conn):
 AUTOMERGE = 4
 
 
+def merging(conn):
+    """Whether FTS5's automatic merging is on (the table's `automerge`, AUTOMERGE when never set)."""
+    row = conn.execute(f"SELECT v FROM {TABLE}_config WHERE k = 'automerge'").fetchone()
+    return (int(row[0]) if row else AUTOMERGE) != 0
+
+
 def set_merging(conn, on):
     """Switch FTS5's automatic merging on (its default) or off (inside the caller's transaction), when it
     is not so already; returns whether it changed."""
-    want = str(AUTOMERGE if on else 0)
-    row = conn.execute(f"SELECT v FROM {TABLE}_config WHERE k = 'automerge'").fetchone()
-    if (str(row[0]) if row else str(AUTOMERGE)) == want:
+    if merging(conn) == on:
         return False
-    conn.execute(f"INSERT INTO {TABLE}({TABLE}, rank) VALUES ('automerge', ?)", (int(want),))
+    conn.execute(f"INSERT INTO {TABLE}({TABLE}, rank) VALUES ('automerge', ?)", (AUTOMERGE if on else 0,))
     return True
 
 
