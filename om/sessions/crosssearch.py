@@ -246,19 +246,7 @@ class Merge:
     def __init__(self, store, query, prefix, sources, retired, limit):
         self.store, self.query, self.prefix = store, query, prefix
         self.sources, self.retired, self.limit = sources, retired, limit
-        self.found, self.skipped, self.unlisted, self.seen = [], [], 0, set()
-
-    def done(self, name):
-        return name in self.seen
-
-    def full(self):
-        return len(self.found) >= self.limit
-
-    def last(self):
-        """The key of the last result that the merged list keeps now."""
-        self.found.sort(key=lambda f: f[0])
-        del self.found[self.limit:]
-        return self.found[-1][0]
+        self.found, self.skipped, self.unlisted = [], [], 0
 
     def search(self, name, candidate, project=None):
         """Search one session as alone; a session the catalogue could not summarize (`candidate` None)
@@ -266,7 +254,6 @@ class Merge:
         from om import search as single
         from om.sessions.catalogue import database_error, listing_key
 
-        self.seen.add(name)
         directory = os.path.join(self.store, name)
         try:
             ledger, meta = catalogue.open_ledger(self.store, name, writable=True)
